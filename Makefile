@@ -1,0 +1,55 @@
+# Thin wrapper around CMake/CTest/CPack. All the logic lives in CMakeLists.txt.
+#   make run       install deps, build build/ (Release), run the main program (ARGS=...)
+#   make test      install deps, build build/, run every test (ctest)
+#   make asan      the same in build-asan/ with ASan+UBSan (Debug)
+#   make tsan      the same in build-tsan/ with TSan (Debug)
+#   make package   the Debian packages, into build/packages/
+#   make clean     remove the build directories
+# CMAKE_ARGS="-DGIONG_WERROR=ON ..." is passed to every configure; CTEST_ARGS to ctest.
+
+BUILD      ?= build
+BUILD_TYPE ?= Release
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+JOBS       ?= $(shell nproc)
+ARGS       ?=
+
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all deps configure build run test asan tsan package clean
+
+all: build
+
+deps:
+	@tools/install-deps
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	@if [ -x $(BUILD)/bin/echo ]; then \
+		exec $(BUILD)/bin/echo $(ARGS); \
+	else \
+		echo "$(BUILD)/bin/echo is not built yet; programs in $(BUILD)/bin:"; \
+		ls -1 $(BUILD)/bin 2>/dev/null || echo "  (none)"; \
+	fi
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+asan:
+	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug \
+		CMAKE_ARGS='$(CMAKE_ARGS) -DGIONG_SANITIZE=address,undefined'
+
+tsan:
+	$(MAKE) test BUILD=build-tsan BUILD_TYPE=Debug CMAKE_ARGS='$(CMAKE_ARGS) -DGIONG_SANITIZE=thread'
+
+package: build
+	rm -f $(BUILD)/packages/*.deb
+	cd $(BUILD) && cpack -G DEB
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,86 @@
+# Package config (giongConfig.cmake, installed with core_dev) and CPack DEB, computed from
+# the libraries actually built (GIONG_LIBRARIES, filled by giong_add_library()).
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+# --- giongConfig.cmake --------------------------------------------------------------------------
+set(GIONG_CONFIG_TABLE "")
+foreach(lib IN LISTS GIONG_LIBRARIES)
+  get_property(deps GLOBAL PROPERTY GIONG_LIB_${lib}_DEPS)
+  get_property(finds GLOBAL PROPERTY GIONG_LIB_${lib}_CONFIG_FIND)
+  string(APPEND GIONG_CONFIG_TABLE
+    "set(_giong_deps_${lib} \"${deps}\")\nset(_giong_find_${lib} \"${finds}\")\n")
+endforeach()
+configure_package_config_file(cmake/giongConfig.cmake.in
+  "${PROJECT_BINARY_DIR}/giongConfig.cmake"
+  INSTALL_DESTINATION ${GIONG_INSTALL_CMAKEDIR}
+  NO_SET_AND_CHECK_MACRO)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/giongConfigVersion.cmake"
+  COMPATIBILITY SameMajorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/giongConfig.cmake" "${PROJECT_BINARY_DIR}/giongConfigVersion.cmake"
+  DESTINATION ${GIONG_INSTALL_CMAKEDIR}
+  COMPONENT core_dev)
+
+# --- CPack: one runtime and one -dev package per library ---------------------------------------
+set(CPACK_PACKAGE_NAME giong)
+set(CPACK_PACKAGE_VENDOR "giong")
+set(CPACK_PACKAGE_CONTACT "giong maintainers <giong@localhost>")
+set(CPACK_PROJECT_CONFIG_FILE "${PROJECT_SOURCE_DIR}/cmake/GiongCPackOptions.cmake")
+set(CPACK_PACKAGE_DIRECTORY "${PROJECT_BINARY_DIR}/packages")
+set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)   # else *_DEPENDS is ignored (cmake#19858)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)          # needs dpkg-dev
+# One directory only: a list breaks on cmake 3.25 (cmake#24349).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${PROJECT_BINARY_DIR}/lib")
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+
+set(CPACK_COMPONENTS_ALL "")
+foreach(lib IN LISTS GIONG_LIBRARIES)
+  string(TOUPPER "${lib}" U)
+  string(REPLACE "_" "-" dash "${lib}")
+  get_property(deps GLOBAL PROPERTY GIONG_LIB_${lib}_DEPS)
+  get_property(desc GLOBAL PROPERTY GIONG_LIB_${lib}_DESCRIPTION)
+  get_property(dev_extra GLOBAL PROPERTY GIONG_LIB_${lib}_DEB_DEV_DEPENDS)
+
+  # <lib>_dev: headers, namelink or .a, .pc, CMake targets; needs the dev packages below it.
+  set(dev_depends core_dev)
+  foreach(d IN LISTS deps)
+    list(APPEND dev_depends ${d}_dev)
+  endforeach()
+  if(BUILD_SHARED_LIBS)
+    # <lib>: libgiong-<lib>.so.0; Debian libraries come from dpkg-shlibdeps.
+    list(APPEND CPACK_COMPONENTS_ALL ${lib})
+    set(CPACK_DEBIAN_${U}_PACKAGE_NAME "libgiong-${dash}${PROJECT_VERSION_MAJOR}")
+    set(CPACK_DEBIAN_${U}_PACKAGE_SECTION libs)
+    set(CPACK_COMPONENT_${U}_DESCRIPTION
+      "giong ${lib} library (shared library)\n${desc}.\n${PROJECT_DESCRIPTION}.")
+    set(CPACK_COMPONENT_${U}_DEPENDS "${deps}")
+    list(PREPEND dev_depends ${lib})
+  endif()
+  list(REMOVE_ITEM dev_depends ${lib}_dev)
+  list(REMOVE_DUPLICATES dev_depends)
+  list(APPEND CPACK_COMPONENTS_ALL ${lib}_dev)
+  set(CPACK_DEBIAN_${U}_DEV_PACKAGE_NAME "libgiong-${dash}-dev")
+  set(CPACK_DEBIAN_${U}_DEV_PACKAGE_SECTION libdevel)
+  set(CPACK_DEBIAN_${U}_DEV_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_DEBIAN_${U}_DEV_PACKAGE_DEPENDS "${dev_extra}")
+  set(CPACK_COMPONENT_${U}_DEV_DESCRIPTION
+    "giong ${lib} library (development files)\n${desc}.\nHeaders, pkg-config file giong-${dash}.pc and CMake package giong (component ${lib}).")
+  set(CPACK_COMPONENT_${U}_DEV_DEPENDS "${dev_depends}")
+endforeach()
+
+# tools/CMakeLists.txt must install its programs with COMPONENT tools.
+if(GIONG_BUILD_TOOLS AND EXISTS "${PROJECT_SOURCE_DIR}/tools/CMakeLists.txt")
+  list(APPEND CPACK_COMPONENTS_ALL tools)
+  set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME giong-tools)
+  set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
+  set(CPACK_COMPONENT_TOOLS_DESCRIPTION "giong example programs and tools\n${PROJECT_DESCRIPTION}.")
+  if(BUILD_SHARED_LIBS)
+    set(CPACK_COMPONENT_TOOLS_DEPENDS "${GIONG_LIBRARIES}")
+  endif()
+endif()
+
+include(CPack)

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/core/runtime.h - workers, the runtime's settings, shutdown and counters.
+ *
+ * A runtime owns N workers, one thread each (the thread that calls
+ * giong_runtime_run() is worker 0). Each worker owns one io_uring, a run
+ * queue of fibers, a timer wheel, a pool of receive buffers and a pool of
+ * fiber stacks. Nothing a worker owns is ever touched by another thread:
+ * work crosses threads only through giong_spawn_on() and giong_chan.
+ */
+#ifndef GIONG_CORE_RUNTIME_H
+#define GIONG_CORE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <giong/core/api.h>
+
+GIONG_BEGIN_DECLS
+
+struct giong_runtime;
+
+/* How the ring was set up; see giong_ring_tier(). */
+enum giong_ring_tier {
+	GIONG_TIER_DEFER = 1, /* SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1+) */
+	GIONG_TIER_COOP = 2,  /* COOP_TASKRUN | TASKRUN_FLAG (Linux 5.19+) */
+	GIONG_TIER_BASIC = 3, /* no set-up flags */
+};
+
+/*
+ * Settings of a runtime. Fill with giong_config_init(), then change what you
+ * need. A zero in a numeric field means "the default".
+ */
+struct giong_config {
+	unsigned workers;            /* default: CPUs available to the process */
+	bool pin_cores;              /* pin worker i to the i-th allowed CPU; default false */
+	uint32_t spin_before_park_us; /* busy-poll the ring this long before sleeping; default 0 */
+	unsigned ring_entries;       /* SQ entries per worker (CQ is twice); default 1024 */
+	unsigned recv_buffers;       /* receive buffers per worker, a power of two; default 1024 */
+	unsigned recv_buffer_size;   /* bytes per receive buffer; default 4096 */
+	size_t stack_size;           /* fiber stack size, bytes; default 64 KiB */
+	unsigned stack_pool;         /* unused stacks kept per worker; default 256 */
+	bool shutdown_on_signals;    /* SIGINT/SIGTERM start a graceful shutdown; default false */
+	uint32_t shutdown_grace_ms;  /* time fibers get to finish after shutdown; default 5000 */
+	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
+};
+
+/*
+ * giong_config_init() - fill @cfg with the documented defaults.
+ * Returns 0, or -EINVAL if @cfg is NULL.
+ */
+GIONG_API int giong_config_init(struct giong_config *cfg);
+
+/*
+ * giong_runtime_new() - create a runtime from @cfg (NULL: defaults).
+ * Checks the settings and that io_uring works here (creates and discards one
+ * ring) so that a system that blocks io_uring fails now with a clear code:
+ * GIONG_EURING_DISABLED, GIONG_ENOURING or GIONG_EURING_OLD (see
+ * giong_strerror()). Returns 0 and an owned runtime in *@ret (free with
+ * giong_runtime_free()), or -EINVAL for bad settings, -ENOMEM.
+ */
+GIONG_API int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret);
+
+/* Entry point of a worker's main fiber; @worker is the worker's index. */
+typedef void (*giong_main_fn)(unsigned worker, void *arg);
+
+/*
+ * giong_runtime_run() - run @fn(worker, @arg) as the main fiber of every
+ * worker, on a thread per worker (the calling thread is worker 0).
+ * A worker ends when its main fiber has returned and every fiber it spawned
+ * has finished. Once a worker's main fiber has returned, or once shutdown has
+ * begun, the remaining fibers get shutdown_grace_ms to finish; then they are
+ * cancelled (see giong_task_cancel()). Before a worker exits, every operation
+ * still in the kernel is cancelled and its completion awaited, so no memory
+ * the kernel may write is freed early.
+ * Returns 0 when every worker ended, -EBUSY if the runtime is already
+ * running or has run, -EINVAL if @rt or @fn is NULL, or -errno if a worker
+ * could not be started. A runtime runs once.
+ */
+GIONG_API int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg);
+
+/*
+ * giong_runtime_free() - free a runtime that is not running. NULL is a no-op.
+ * Returns 0, or -EBUSY if it is still running (and then frees nothing).
+ */
+GIONG_API int giong_runtime_free(struct giong_runtime *rt);
+
+/*
+ * giong_block_on() - run @fn(0, @arg) on a one-worker runtime on the calling
+ * thread with default settings (GIONG_RING_TIER is honoured), and free it.
+ * Returns 0 or the error of giong_runtime_new()/run().
+ */
+GIONG_API int giong_block_on(giong_main_fn fn, void *arg);
+
+/*
+ * giong_runtime_shutdown() - begin a graceful shutdown. Thread-safe and
+ * async-signal-safe; idempotent. Returns 0, or -EINVAL if @rt is NULL.
+ * Fibers parked in calls that wait for new work (giong_shutdown_wait(),
+ * accept, channel receive) are woken with GIONG_ESHUTDOWN.
+ */
+GIONG_API int giong_runtime_shutdown(struct giong_runtime *rt);
+
+/* giong_shutdown() - giong_runtime_shutdown() of the calling worker's runtime.
+ * Returns 0, or GIONG_ENOTWORKER outside a worker. */
+GIONG_API int giong_shutdown(void);
+
+/* giong_is_shutting_down() - true once shutdown has begun for the calling
+ * worker's runtime (false outside a worker). */
+GIONG_API bool giong_is_shutting_down(void);
+
+/*
+ * giong_shutdown_wait() - park the calling fiber until shutdown begins.
+ * Returns GIONG_ESHUTDOWN then, -ECANCELED or -ETIMEDOUT (deadline), or
+ * GIONG_ENOTWORKER. May suspend.
+ */
+GIONG_API int giong_shutdown_wait(void);
+
+/* giong_worker_index() - index of the calling worker, or -1 outside a worker. */
+GIONG_API int giong_worker_index(void);
+
+/* giong_worker_count() - number of workers of the calling worker's runtime,
+ * or GIONG_ENOTWORKER. */
+GIONG_API int giong_worker_count(void);
+
+/* giong_ring_tier() - the tier the calling worker's ring was set up with,
+ * or GIONG_ENOTWORKER. */
+GIONG_API int giong_ring_tier(void);
+
+/* Counters of one worker. They count structure, not time, so tests may
+ * assert on them. */
+struct giong_stats {
+	uint64_t ticks;          /* turns of the worker loop */
+	uint64_t enters;         /* io_uring_enter system calls */
+	uint64_t sqes_submitted; /* SQEs handed to the kernel */
+	uint64_t cqes_reaped;    /* CQEs consumed */
+	uint64_t parks;          /* enters that waited for a completion or a timer */
+	uint64_t switches;       /* fiber context switches */
+	uint64_t fibers_spawned;
+	uint64_t cq_overflows;   /* times the kernel reported a CQ overflow backlog */
+	uint64_t spawn_failures; /* giong_spawn_on() tasks that could not start (no memory) */
+	uint32_t ops_leaked;     /* operations the kernel did not confirm at exit (leaked on purpose) */
+	uint32_t fibers_live;    /* fibers not finished */
+	uint32_t stacks_live;    /* stacks in use (mapped and held by a fiber) */
+	uint32_t stacks_pooled;  /* unused stacks kept for reuse */
+	uint32_t ops_live;       /* operations whose final completion has not arrived */
+	uint32_t timers_armed;
+	uint32_t recvbufs_total; /* buffers in the receive pool */
+	uint32_t recvbufs_free;  /* buffers the kernel may fill now */
+};
+
+/*
+ * giong_stats() - read the calling worker's counters into @out.
+ * Returns 0, -EINVAL if @out is NULL, or GIONG_ENOTWORKER.
+ */
+GIONG_API int giong_stats(struct giong_stats *out);
+
+/*
+ * giong_runtime_stats() - the counters worker @worker had when it ended.
+ * Only valid after giong_runtime_run() returned.
+ * Returns 0, -EINVAL for a bad argument, or -EBUSY while running.
+ */
+GIONG_API int giong_runtime_stats(const struct giong_runtime *rt, unsigned worker,
+				  struct giong_stats *out);
+
+GIONG_END_DECLS
+
+#endif /* GIONG_CORE_RUNTIME_H */

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bufpool.c - the worker's provided buffer ring (IORING_REGISTER_PBUF_RING).
+ *
+ * liburing 2.3 has no io_uring_setup_buf_ring(), so the ring is mapped here:
+ * an anonymous mapping of count struct io_uring_buf entries, registered with
+ * the kernel under group id 0. Both the ring and the buffers it points to
+ * are shared with the kernel from registration until unregistration, and are
+ * unmapped only after that (and after the worker's operations are drained).
+ *
+ * Each buffer id has one struct giong_recvbuf descriptor. The kernel cannot
+ * hand out an id again before we put it back in the ring, so the descriptor
+ * for a received buffer is never aliased.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+struct io_uring_buf_ring *giong__buf_ring_setup(struct io_uring *ring, unsigned entries,
+							 int bgid, int *err)
+{
+	struct io_uring_buf_reg reg;
+	size_t bytes = entries * sizeof(struct io_uring_buf);
+	void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (mem == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uint64_t)(uintptr_t)mem;
+	reg.ring_entries = entries;
+	reg.bgid = (uint16_t)bgid;
+	/* The mapping is the kernel's to read until unregistered. */
+	ret = io_uring_register_buf_ring(ring, &reg, 0);
+	if (ret) {
+		munmap(mem, bytes);
+		*err = ret;
+		return NULL;
+	}
+	io_uring_buf_ring_init(mem);
+	*err = 0;
+	return mem;
+}
+
+void giong__buf_ring_free(struct io_uring *ring, struct io_uring_buf_ring *br, unsigned entries,
+			  int bgid)
+{
+	io_uring_unregister_buf_ring(ring, bgid);
+	munmap(br, entries * sizeof(struct io_uring_buf));
+}
+
+/* Put buffer @bid back where the kernel can pick it. */
+static void ring_put(struct giong__bufpool *p, unsigned bid)
+{
+	io_uring_buf_ring_add(p->br, p->mem + (size_t)bid * p->size, p->size, (unsigned short)bid,
+			      p->mask, 0);
+	io_uring_buf_ring_advance(p->br, 1);
+	p->free++;
+}
+
+int giong__bufpool_init(struct giong__worker *w, unsigned count, unsigned size)
+{
+	struct giong__bufpool *p = &w->pool;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->count = count;
+	p->size = size;
+	p->mask = io_uring_buf_ring_mask(count);
+	p->bgid = 0;
+	p->mem_bytes = (size_t)count * size;
+	p->mem = mmap(NULL, p->mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	if (p->mem == MAP_FAILED) {
+		p->mem = NULL;
+		return -ENOMEM;
+	}
+	p->descs = calloc(count, sizeof(*p->descs));
+	if (!p->descs) {
+		munmap(p->mem, p->mem_bytes);
+		return -ENOMEM;
+	}
+	p->br = giong__buf_ring_setup(&w->ring.ring, count, p->bgid, &err);
+	if (!p->br) {
+		free(p->descs);
+		munmap(p->mem, p->mem_bytes);
+		return err == -EINVAL ? GIONG_EURING_OLD : err;
+	}
+	p->registered = true;
+	for (unsigned i = 0; i < count; i++) {
+		p->descs[i].bid = (int32_t)i;
+		p->descs[i].w = w;
+		ring_put(p, i);
+	}
+	return 0;
+}
+
+void giong__bufpool_fini(struct giong__worker *w)
+{
+	struct giong__bufpool *p = &w->pool;
+
+	if (!p->registered)
+		return;
+	giong__buf_ring_free(&w->ring.ring, p->br, p->count, p->bgid);
+	munmap(p->mem, p->mem_bytes);
+	free(p->descs);
+	p->registered = false;
+}
+
+void giong__bufpool_consumed(struct giong__worker *w)
+{
+	struct giong__bufpool *p = &w->pool;
+
+	if (p->free)
+		p->free--;
+	if (!p->free && p->dry_fn)
+		p->dry_fn(p->dry_ctx);
+}
+
+/* A buffer came back: tell the waiters once half the pool is free. */
+static void notify_refill(struct giong__bufpool *p)
+{
+	if (!p->waiters || p->free < p->count / 2 + (p->count == 1))
+		return;
+	while (p->waiters) {
+		struct giong_bufpool_waiter *wt = p->waiters;
+
+		p->waiters = wt->_next;
+		if (p->waiters)
+			p->waiters->_prev = NULL;
+		wt->_queued = 0;
+		wt->fn(wt);
+	}
+}
+
+/* ----------------------------------------------------------- public API */
+
+const void *giong_recvbuf_data(const struct giong_recvbuf *b)
+{
+	return b ? b->data : NULL;
+}
+
+size_t giong_recvbuf_len(const struct giong_recvbuf *b)
+{
+	return b ? b->len : 0;
+}
+
+long giong_recvbuf_consume(struct giong_recvbuf *b, size_t n)
+{
+	if (!b || n > b->len)
+		return -EINVAL;
+	b->data += n;
+	b->len -= (uint32_t)n;
+	return (long)b->len;
+}
+
+void giong_recvbuf_release(struct giong_recvbuf *b)
+{
+	struct giong__bufpool *p;
+
+	if (!b)
+		return;
+	if (b->bid < 0) {
+		free(b);
+		return;
+	}
+	p = &b->w->pool;
+	ring_put(p, (unsigned)b->bid);
+	notify_refill(p);
+}
+
+int giong_bufpool_group(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? w->pool.bgid : GIONG_ENOTWORKER;
+}
+
+long giong_bufpool_size(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? (long)w->pool.size : GIONG_ENOTWORKER;
+}
+
+int giong_bufpool_take(unsigned bid, size_t len, struct giong_recvbuf **ret)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong_recvbuf *b;
+
+	if (!w)
+		return GIONG_ENOTWORKER;
+	if (!ret || bid >= w->pool.count || len > w->pool.size)
+		return -EINVAL;
+	b = &w->pool.descs[bid];
+	b->data = w->pool.mem + (size_t)bid * w->pool.size;
+	b->len = (uint32_t)len;
+	*ret = b;
+	return 0;
+}
+
+int giong_recvbuf_copy(struct giong_recvbuf **bp)
+{
+	struct giong_recvbuf *b, *c;
+
+	if (!bp || !*bp)
+		return -EINVAL;
+	b = *bp;
+	if (b->bid < 0)
+		return 0;
+	c = malloc(sizeof(*c) + b->len);
+	if (!c)
+		return -ENOMEM;
+	c->data = (char *)(c + 1);
+	c->len = b->len;
+	c->bid = -1;
+	c->w = b->w;
+	memcpy(c->data, b->data, b->len);
+	giong_recvbuf_release(b);
+	*bp = c;
+	return 0;
+}
+
+int giong_bufpool_is_pooled(const struct giong_recvbuf *b)
+{
+	return b && b->bid >= 0;
+}
+
+int giong_bufpool_notify(struct giong_bufpool_waiter *wt)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong__bufpool *p;
+
+	if (!wt || !wt->fn)
+		return -EINVAL;
+	if (!w)
+		return GIONG_ENOTWORKER;
+	if (wt->_queued)
+		return -EALREADY;
+	p = &w->pool;
+	wt->_prev = NULL;
+	wt->_next = p->waiters;
+	if (p->waiters)
+		p->waiters->_prev = wt;
+	p->waiters = wt;
+	wt->_queued = 1;
+	return 0;
+}
+
+void giong_bufpool_notify_cancel(struct giong_bufpool_waiter *wt)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!wt || !wt->_queued || !w)
+		return;
+	if (wt->_prev)
+		wt->_prev->_next = wt->_next;
+	else
+		w->pool.waiters = wt->_next;
+	if (wt->_next)
+		wt->_next->_prev = wt->_prev;
+	wt->_queued = 0;
+}
+
+int giong_bufpool_on_dry(void (*fn)(void *ctx), void *ctx)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!w)
+		return GIONG_ENOTWORKER;
+	w->pool.dry_fn = fn;
+	w->pool.dry_ctx = ctx;
+	return 0;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.c - settings, creating and running a runtime, shutdown, signals,
+ * counters, and spawning onto another worker.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define GIONG__DEFAULT_RING 1024u
+#define GIONG__DEFAULT_BUFS 1024u
+#define GIONG__DEFAULT_BUFSZ 4096u
+#define GIONG__DEFAULT_STACK (64u * 1024)
+#define GIONG__DEFAULT_STACK_POOL 256u
+#define GIONG__DEFAULT_GRACE_MS 5000u
+
+static unsigned cpus_allowed(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+int giong_config_init(struct giong_config *cfg)
+{
+	if (!cfg)
+		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->workers = cpus_allowed();
+	cfg->ring_entries = GIONG__DEFAULT_RING;
+	cfg->recv_buffers = GIONG__DEFAULT_BUFS;
+	cfg->recv_buffer_size = GIONG__DEFAULT_BUFSZ;
+	cfg->stack_size = GIONG__DEFAULT_STACK;
+	cfg->stack_pool = GIONG__DEFAULT_STACK_POOL;
+	cfg->shutdown_grace_ms = GIONG__DEFAULT_GRACE_MS;
+	return 0;
+}
+
+static bool is_pow2(unsigned v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Fill zeros with defaults and reject what cannot work. */
+static int config_check(struct giong_config *c)
+{
+	struct giong_config d;
+	int env;
+
+	giong_config_init(&d);
+	if (!c->workers)
+		c->workers = d.workers;
+	if (!c->ring_entries)
+		c->ring_entries = d.ring_entries;
+	if (!c->recv_buffers)
+		c->recv_buffers = d.recv_buffers;
+	if (!c->recv_buffer_size)
+		c->recv_buffer_size = d.recv_buffer_size;
+	if (!c->stack_size)
+		c->stack_size = d.stack_size;
+	if (c->workers > 1024 || c->ring_entries > 32768 || !is_pow2(c->recv_buffers) ||
+	    c->recv_buffers > 32768 || c->recv_buffer_size > (1u << 30) ||
+	    c->stack_size < 16 * 1024 || c->stack_size > (1ul << 30))
+		return -EINVAL;
+	if (c->ring_tier && (c->ring_tier < GIONG_TIER_DEFER || c->ring_tier > GIONG_TIER_BASIC))
+		return -EINVAL;
+	env = giong__ring_tier_from_env();
+	if (env < 0)
+		return -EINVAL;
+	if (!c->ring_tier)
+		c->ring_tier = (enum giong_ring_tier)env;
+	return 0;
+}
+
+/* Create and discard a ring and a buffer ring, so that a system that blocks
+ * io_uring or lacks what we need fails at creation with a clear code. */
+static int probe(const struct giong_config *c)
+{
+	struct giong__ring r;
+	struct io_uring_buf_ring *br;
+	int ret = giong__ring_init(&r, 4, c->ring_tier);
+
+	if (ret)
+		return ret;
+	br = giong__buf_ring_setup(&r.ring, 1, 0, &ret);
+	if (br)
+		giong__buf_ring_free(&r.ring, br, 1, 0);
+	else if (ret == -EINVAL || ret == -ENOTSUP)
+		ret = GIONG_EURING_OLD;
+	giong__ring_exit(&r);
+	return ret;
+}
+
+int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret)
+{
+	struct giong_runtime *rt;
+	int err;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	if (cfg)
+		rt->cfg = *cfg;
+	else
+		giong_config_init(&rt->cfg);
+	rt->sigfd = -1;
+	err = config_check(&rt->cfg);
+	if (!err)
+		err = probe(&rt->cfg);
+	if (!err)
+		err = giong__stack_guard_install();
+	if (err) {
+		free(rt);
+		return err;
+	}
+	rt->nworkers = rt->cfg.workers;
+	rt->workers = calloc(rt->nworkers, sizeof(*rt->workers));
+	if (!rt->workers) {
+		free(rt);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < rt->nworkers; i++) {
+		err = giong__worker_new(rt, i, &rt->workers[i]);
+		if (err) {
+			rt->nworkers = i;
+			giong_runtime_free(rt);
+			return err;
+		}
+	}
+	*ret = rt;
+	return 0;
+}
+
+static void pin(struct giong_runtime *rt, unsigned index)
+{
+	cpu_set_t allowed, one;
+	unsigned seen = 0;
+
+	if (!rt->cfg.pin_cores || sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (seen++ == index % (unsigned)CPU_COUNT(&allowed)) {
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+			return;
+		}
+	}
+}
+
+static void *worker_thread(void *arg)
+{
+	struct giong__worker *w = arg;
+	int err;
+
+	pin(w->rt, w->index);
+	err = giong__worker_run(w);
+	if (err) {
+		int expected = 0;
+		/* Keep the first error; the others stop because of it. */
+		__atomic_compare_exchange_n(&w->rt->start_error, &expected, err, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		giong_runtime_shutdown(w->rt);
+	}
+	return NULL;
+}
+
+int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
+{
+	sigset_t sigs, old;
+	int expected = 0, err = 0;
+	unsigned started = 1;
+
+	if (!rt || !fn)
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong(&rt->state, &expected, 1))
+		return -EBUSY;
+	rt->main_fn = fn;
+	rt->main_arg = arg;
+	if (rt->cfg.shutdown_on_signals) {
+		/* Block the signals in every worker (threads inherit the mask)
+		 * and read them through worker 0's ring instead. */
+		sigemptyset(&sigs);
+		sigaddset(&sigs, SIGINT);
+		sigaddset(&sigs, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &sigs, &old);
+		rt->sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (rt->sigfd < 0) {
+			err = -errno;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			atomic_store(&rt->state, 2);
+			return err;
+		}
+	}
+	for (unsigned i = 1; i < rt->nworkers; i++) {
+		err = -pthread_create(&rt->workers[i]->thread, NULL, worker_thread, rt->workers[i]);
+		if (err) {
+			giong_runtime_shutdown(rt);
+			break;
+		}
+		rt->workers[i]->thread_started = true;
+		started++;
+	}
+	worker_thread(rt->workers[0]);
+	for (unsigned i = 1; i < rt->nworkers; i++)
+		if (rt->workers[i]->thread_started)
+			pthread_join(rt->workers[i]->thread, NULL);
+	(void)started;
+	if (rt->sigfd >= 0) {
+		struct signalfd_siginfo si;
+
+		/* Consume what arrived during the run so that unblocking does
+		 * not deliver it (and kill the process) after a clean stop. */
+		while (read(rt->sigfd, &si, sizeof(si)) == sizeof(si))
+			;
+		close(rt->sigfd);
+		rt->sigfd = -1;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	atomic_store(&rt->state, 2);
+	if (!err)
+		err = __atomic_load_n(&rt->start_error, __ATOMIC_SEQ_CST);
+	return err;
+}
+
+int giong_runtime_free(struct giong_runtime *rt)
+{
+	if (!rt)
+		return 0;
+	if (atomic_load(&rt->state) == 1)
+		return -EBUSY;
+	for (unsigned i = 0; i < rt->nworkers; i++)
+		giong__worker_free(rt->workers[i]);
+	free(rt->workers);
+	free(rt);
+	return 0;
+}
+
+int giong_block_on(giong_main_fn fn, void *arg)
+{
+	struct giong_config cfg;
+	struct giong_runtime *rt;
+	int err;
+
+	if (!fn)
+		return -EINVAL;
+	giong_config_init(&cfg);
+	cfg.workers = 1;
+	err = giong_runtime_new(&cfg, &rt);
+	if (err)
+		return err;
+	err = giong_runtime_run(rt, fn, arg);
+	giong_runtime_free(rt);
+	return err;
+}
+
+int giong_runtime_shutdown(struct giong_runtime *rt)
+{
+	if (!rt)
+		return -EINVAL;
+	if (atomic_exchange(&rt->shutdown, true))
+		return 0;
+	/* Async-signal-safe: an atomic store and write(2) only. */
+	for (unsigned i = 0; i < rt->nworkers; i++) {
+		uint64_t one = 1;
+		ssize_t r = write(rt->workers[i]->mbox.efd, &one, sizeof(one));
+		(void)r;
+	}
+	return 0;
+}
+
+int giong_shutdown(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? giong_runtime_shutdown(w->rt) : GIONG_ENOTWORKER;
+}
+
+bool giong_is_shutting_down(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w && atomic_load_explicit(&w->rt->shutdown, memory_order_relaxed);
+}
+
+int giong_shutdown_wait(void)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong_waitq q;
+	int ret;
+
+	if (!w || !w->current)
+		return GIONG_ENOTWORKER;
+	giong_waitq_init(&q);
+	do
+		ret = giong_waitq_wait(&q, GIONG_WAIT_SHUTDOWN);
+	while (ret >= 0);
+	return ret;
+}
+
+int giong_worker_index(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? (int)w->index : -1;
+}
+
+int giong_worker_count(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? (int)w->rt->nworkers : GIONG_ENOTWORKER;
+}
+
+int giong_ring_tier(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? (int)w->ring.tier : GIONG_ENOTWORKER;
+}
+
+void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
+{
+	*out = w->stats;
+	out->stacks_live = w->stacks.live;
+	out->stacks_pooled = w->stacks.count;
+	out->ops_live = w->ops.live;
+	out->timers_armed = giong__wheel_count(&w->wheel);
+	out->recvbufs_total = w->pool.count;
+	out->recvbufs_free = w->pool.free;
+}
+
+int giong_stats(struct giong_stats *out)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!out)
+		return -EINVAL;
+	if (!w)
+		return GIONG_ENOTWORKER;
+	giong__fill_stats(w, out);
+	return 0;
+}
+
+int giong_runtime_stats(const struct giong_runtime *rt, unsigned worker, struct giong_stats *out)
+{
+	if (!rt || !out || worker >= rt->nworkers)
+		return -EINVAL;
+	if (atomic_load(&((struct giong_runtime *)rt)->state) != 2)
+		return -EBUSY;
+	*out = rt->workers[worker]->final_stats;
+	return 0;
+}
+
+int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong__msg *m;
+
+	if (!w)
+		return GIONG_ENOTWORKER;
+	if (!fn || worker >= w->rt->nworkers)
+		return -EINVAL;
+	if (atomic_load_explicit(&w->rt->shutdown, memory_order_relaxed))
+		return GIONG_ESHUTDOWN;
+	if (worker == w->index)
+		return giong__spawn(w, fn, arg, true, false, NULL);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->kind = GIONG__MSG_SPAWN;
+	m->fn = fn;
+	m->arg = arg;
+	m->heap = true;
+	giong__mailbox_post(w->rt->workers[worker], m);
+	return 0;
+}

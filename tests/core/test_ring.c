@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ring.c - the ring driver: tiers, one enter per tick, a full SQ, CQ
+ * overflow, and a clear error when io_uring is blocked.
+ */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <liburing.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "giong_test.h"
+
+struct nop_run {
+	unsigned n;
+	unsigned ok;
+	struct giong_stats before, after;
+	int tier;
+};
+
+static intptr_t nop_task(void *arg)
+{
+	struct nop_run *r = arg;
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (!sqe)
+		return -1;
+	io_uring_prep_nop(sqe);
+	if (giong_io(sqe) == 0)
+		r->ok++;
+	return 0;
+}
+
+static void nop_main(unsigned w, void *arg)
+{
+	struct nop_run *r = arg;
+
+	(void)w;
+	r->tier = giong_ring_tier();
+	giong_yield(); /* let start-up submissions go first */
+	giong_stats(&r->before);
+	for (unsigned i = 0; i < r->n; i++)
+		assert_int_equal(giong_spawn(nop_task, r, NULL), 0);
+	/* Yield (stay runnable, never wait) until every task's no-op is back. */
+	while (r->ok < r->n)
+		giong_yield();
+	giong_stats(&r->after);
+}
+
+static void test_one_enter_per_tick(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct nop_run r = {.n = 1000};
+
+	(void)state;
+	c.ring_entries = 1024;
+	gt_run(&c, nop_main, &r, NULL);
+	assert_int_equal(r.ok, 1000);
+	/* 1,000 tasks each submitting a no-op in the same tick: their SQEs go
+	 * in one enter, which also brings every completion back. */
+	assert_in_range(r.after.enters - r.before.enters, 1, 2);
+	assert_true(r.after.sqes_submitted - r.before.sqes_submitted >= 1000);
+}
+
+static void test_tier_forced(void **state)
+{
+	static const char *names[] = {"defer", "coop", "basic"};
+
+	(void)state;
+	for (int t = 0; t < 3; t++) {
+		struct giong_config c = gt_config(1);
+		struct nop_run r = {.n = 10};
+
+		c.ring_tier = (enum giong_ring_tier)(t + 1);
+		gt_run(&c, nop_main, &r, NULL);
+		assert_int_equal(r.tier, t + 1);
+		assert_int_equal(r.ok, 10);
+		(void)names;
+	}
+}
+
+static void test_small_ring_full_sq_and_cq_overflow(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct nop_run r = {.n = 1000};
+
+	(void)state;
+	/* 4 SQ entries and 8 CQ entries for 1,000 operations in one tick: the
+	 * SQ fills 250 times and completions overflow the CQ. */
+	c.ring_entries = 4;
+	gt_run(&c, nop_main, &r, NULL);
+	assert_int_equal(r.ok, 1000);
+	assert_true(r.after.enters - r.before.enters >= 250);
+}
+
+static void test_bad_config(void **state)
+{
+	struct giong_config c;
+	struct giong_runtime *rt = (struct giong_runtime *)1;
+
+	(void)state;
+	assert_int_equal(giong_config_init(NULL), -EINVAL);
+	assert_int_equal(giong_runtime_new(NULL, NULL), -EINVAL);
+	giong_config_init(&c);
+	c.recv_buffers = 3; /* not a power of two */
+	assert_int_equal(giong_runtime_new(&c, &rt), -EINVAL);
+	assert_null(rt);
+	giong_config_init(&c);
+	c.stack_size = 100;
+	assert_int_equal(giong_runtime_new(&c, &rt), -EINVAL);
+	giong_config_init(&c);
+	c.ring_tier = 9;
+	assert_int_equal(giong_runtime_new(&c, &rt), -EINVAL);
+	assert_int_equal(giong_runtime_run(NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(giong_runtime_free(NULL), 0);
+}
+
+/* Child: make io_uring_setup fail with @err through seccomp, then report
+ * what giong_runtime_new says. */
+static void blocked_child(int err, int fd)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	struct giong_runtime *rt;
+	char msg[512];
+	int ret, n;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		_exit(GT_SKIP);
+	ret = giong_runtime_new(NULL, &rt);
+	n = snprintf(msg, sizeof(msg), "%d %s", ret, giong_strerror(ret));
+	if (write(fd, msg, (size_t)n) != n)
+		_exit(2);
+	_exit(0);
+}
+
+static void check_blocked(int err, int want, const char *needle)
+{
+	int p[2], status, code;
+	char buf[512] = {0};
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		blocked_child(err, p[1]);
+	}
+	close(p[1]);
+	assert_true(read(p[0], buf, sizeof(buf) - 1) > 0);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	code = atoi(buf);
+	assert_int_equal(code, want);
+	assert_non_null(strstr(buf, needle));
+}
+
+static void test_blocked_uring_says_why(void **state)
+{
+	(void)state;
+	check_blocked(EPERM, GIONG_EURING_DISABLED, "seccomp");
+	check_blocked(EPERM, GIONG_EURING_DISABLED, "kernel.io_uring_disabled");
+	check_blocked(ENOSYS, GIONG_ENOURING, "Linux 6.0");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_enter_per_tick),
+		cmocka_unit_test(test_tier_forced),
+		cmocka_unit_test(test_small_ring_full_sq_and_cq_overflow),
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_blocked_uring_says_why),
+	};
+
+	gt_require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

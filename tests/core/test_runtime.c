@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* test_runtime.c - workers, block_on, counters, errors and their text. */
+#include <stdatomic.h>
+
+#include "giong_test.h"
+
+struct wk {
+	_Atomic unsigned seen_mask;
+	_Atomic int count_ok;
+	_Atomic int tier_ok;
+};
+
+static void wk_main(unsigned w, void *arg)
+{
+	struct wk *k = arg;
+
+	atomic_fetch_or(&k->seen_mask, 1u << w);
+	if (giong_worker_index() == (int)w && giong_worker_count() == 2)
+		atomic_fetch_add(&k->count_ok, 1);
+	if (giong_ring_tier() >= GIONG_TIER_DEFER && giong_ring_tier() <= GIONG_TIER_BASIC)
+		atomic_fetch_add(&k->tier_ok, 1);
+}
+
+static void test_each_worker_runs_main(void **state)
+{
+	struct giong_config c = gt_config(2);
+	struct giong_runtime *rt;
+	struct giong_stats st;
+	struct wk k = {0};
+
+	(void)state;
+	c.pin_cores = true;
+	assert_int_equal(giong_runtime_new(&c, &rt), 0);
+	assert_int_equal(giong_runtime_stats(rt, 0, &st), -EBUSY);
+	assert_int_equal(giong_runtime_run(rt, wk_main, &k), 0);
+	assert_int_equal(atomic_load(&k.seen_mask), 3u);
+	assert_int_equal(atomic_load(&k.count_ok), 2);
+	assert_int_equal(atomic_load(&k.tier_ok), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(giong_runtime_stats(rt, i, &st), 0);
+		assert_true(st.ticks >= 1);
+		assert_int_equal(st.fibers_live, 0);
+		assert_int_equal(st.ops_live, 0);
+		assert_int_equal(st.recvbufs_total, c.recv_buffers);
+	}
+	assert_int_equal(giong_runtime_stats(rt, 2, &st), -EINVAL);
+	assert_int_equal(giong_runtime_free(rt), 0);
+}
+
+static void bo_main(unsigned w, void *arg)
+{
+	*(int *)arg = (int)w + 100;
+}
+
+static void test_block_on(void **state)
+{
+	int v = 0;
+
+	(void)state;
+	assert_int_equal(giong_block_on(bo_main, &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(giong_block_on(NULL, NULL), -EINVAL);
+}
+
+static void test_errors_have_text(void **state)
+{
+	(void)state;
+	assert_string_equal(giong_err_name(-ENOENT), "ENOENT");
+	assert_string_equal(giong_err_name(GIONG_ESHUTDOWN), "GIONG_ESHUTDOWN");
+	assert_string_equal(giong_err_name(-9999), "unknown");
+	assert_string_equal(giong_strerror(0), "success");
+	assert_non_null(strstr(giong_strerror(-ECONNRESET), "reset"));
+	assert_non_null(strstr(giong_strerror(ECONNRESET), "reset"));
+	assert_non_null(strstr(giong_strerror(GIONG_EURING_DISABLED), "io_uring_disabled"));
+	assert_string_equal(giong_strerror(-99999), "unknown error");
+	assert_non_null(giong_version());
+	assert_string_equal(giong_version(), GIONG_VERSION_STRING);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_worker_runs_main),
+		cmocka_unit_test(test_block_on),
+		cmocka_unit_test(test_errors_have_text),
+	};
+
+	gt_require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

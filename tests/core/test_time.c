@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* test_time.c - sleeping never ends early; deadlines nest and time out any
+ * parked call; thousands of concurrent timers. */
+#include <time.h>
+
+#include "giong_test.h"
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+struct early {
+	int n, early, bad;
+};
+
+static intptr_t sleep_check(void *arg)
+{
+	struct early *e = arg;
+
+	for (int i = 0; i < 20; i++) {
+		uint64_t ms = (uint64_t)(i % 5) + 1;
+		uint64_t t0 = mono_us();
+
+		if (giong_sleep_ms(ms))
+			e->bad++;
+		if (mono_us() - t0 < ms * 1000)
+			e->early++;
+		e->n++;
+	}
+	return 0;
+}
+
+static void early_main(unsigned w, void *arg)
+{
+	(void)w;
+	for (int i = 0; i < 10; i++)
+		giong_spawn(sleep_check, arg, NULL);
+}
+
+static void test_sleep_never_early(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct early e = {0};
+
+	(void)state;
+	gt_run(&c, early_main, &e, NULL);
+	assert_int_equal(e.n, 200);
+	assert_int_equal(e.bad, 0);
+	assert_int_equal(e.early, 0);
+}
+
+struct dl {
+	int sleep_ret, inner_ret, outer_after, nodl;
+	uint64_t elapsed_ms;
+	uint64_t restored;
+};
+
+static void deadline_main(unsigned w, void *arg)
+{
+	struct dl *d = arg;
+	uint64_t t0, outer, inner;
+
+	(void)w;
+	assert_int_equal(giong_deadline(), GIONG_NO_DEADLINE);
+	t0 = giong_now_ms();
+	outer = giong_deadline_in(30);
+	/* A nested scope can only shorten it. */
+	inner = giong_deadline_in(1000);
+	d->inner_ret = giong_sleep_ms(5000);
+	d->elapsed_ms = giong_now_ms() - t0;
+	giong_deadline_restore(inner);
+	d->outer_after = giong_sleep_ms(1); /* the deadline has passed */
+	giong_deadline_restore(outer);
+	d->restored = giong_deadline();
+	d->nodl = giong_sleep_ms(1);
+}
+
+static void test_deadline_scopes(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct dl d = {0};
+
+	(void)state;
+	gt_run(&c, deadline_main, &d, NULL);
+	assert_int_equal(d.inner_ret, -ETIMEDOUT);
+	assert_in_range(d.elapsed_ms, 30, 1000);
+	assert_int_equal(d.outer_after, -ETIMEDOUT);
+	assert_int_equal(d.restored, GIONG_NO_DEADLINE);
+	assert_int_equal(d.nodl, 0);
+}
+
+#define NTIMERS 5000
+
+struct many {
+	int fired, early, fired_at_mid;
+	struct giong_stats mid;
+};
+
+static intptr_t one_timer(void *arg)
+{
+	struct many *m = arg;
+	uint64_t ms = (uint64_t)(rand() % 50) + 30; /* none fires before the count */
+	uint64_t t0 = mono_us();
+
+	if (giong_sleep_ms(ms) == 0)
+		m->fired++;
+	if (mono_us() - t0 < ms * 1000)
+		m->early++;
+	return 0;
+}
+
+static void many_main(unsigned w, void *arg)
+{
+	struct many *m = arg;
+
+	(void)w;
+	for (int i = 0; i < NTIMERS; i++)
+		giong_spawn(one_timer, m, NULL);
+	giong_yield(); /* they all arm their timers */
+	giong_yield();
+	giong_stats(&m->mid);
+	m->fired_at_mid = m->fired;
+}
+
+static void test_5000_timers(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct many m = {0};
+	struct giong_stats fin;
+
+	(void)state;
+	c.stack_size = 16 * 1024;
+	gt_run(&c, many_main, &m, &fin);
+	/* All armed at once (a slow build may already have fired some). */
+	assert_true(m.mid.timers_armed + (unsigned)m.fired_at_mid >= NTIMERS);
+	assert_int_equal(m.fired, NTIMERS);
+	assert_int_equal(m.early, 0);
+	assert_int_equal(fin.timers_armed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sleep_never_early),
+		cmocka_unit_test(test_deadline_scopes),
+		cmocka_unit_test(test_5000_timers),
+	};
+
+	gt_require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong_test.h - shared fixtures for giong's CMocka tests.
+ *
+ * A test exits 77 (skipped) only when the kernel cannot give it io_uring or
+ * a feature it needs, and says which; any other failure fails.
+ */
+#ifndef GIONG_TEST_H
+#define GIONG_TEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <giong/core.h>
+
+#define GT_SKIP 77
+
+/* Exit 77 if io_uring is unusable here, naming the reason. */
+static inline void gt_require_uring(void)
+{
+	struct giong_config c;
+	struct giong_runtime *rt;
+	int err;
+
+	giong_config_init(&c);
+	c.workers = 1;
+	err = giong_runtime_new(&c, &rt);
+	if (err == GIONG_EURING_DISABLED || err == GIONG_ENOURING || err == GIONG_EURING_OLD) {
+		fprintf(stderr, "SKIP: %s\n", giong_strerror(err));
+		exit(GT_SKIP);
+	}
+	if (err) {
+		fprintf(stderr, "giong_runtime_new: %s\n", giong_strerror(err));
+		exit(1);
+	}
+	giong_runtime_free(rt);
+}
+
+/* A config for tests: @workers workers, small pools, short grace. */
+static inline struct giong_config gt_config(unsigned workers)
+{
+	struct giong_config c;
+
+	giong_config_init(&c);
+	c.workers = workers;
+	c.ring_entries = 256;
+	c.recv_buffers = 64;
+	c.shutdown_grace_ms = 2000;
+	return c;
+}
+
+/* Run @fn on a runtime made from @cfg; fail the test on any error. If
+ * @stats is non-NULL, worker 0's final counters are stored there. */
+static inline void gt_run(const struct giong_config *cfg, giong_main_fn fn, void *arg,
+			  struct giong_stats *stats)
+{
+	struct giong_runtime *rt;
+
+	assert_int_equal(giong_runtime_new(cfg, &rt), 0);
+	assert_int_equal(giong_runtime_run(rt, fn, arg), 0);
+	if (stats)
+		assert_int_equal(giong_runtime_stats(rt, 0, stats), 0);
+	assert_int_equal(giong_runtime_free(rt), 0);
+}
+
+/* Open descriptors of this process (entries of /proc/self/fd). */
+static inline int gt_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the DIR's own descriptor */
+}
+
+#endif /* GIONG_TEST_H */
