@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/net/stream.h - struct giong_stream: a byte stream behind a vtable.
+ *
+ * TCP and Unix stream sockets implement it (and, later, TLS over another
+ * stream), so code written against giong_stream_*() never knows which it
+ * has. The HTTP server is written against this header only.
+ *
+ * Receiving: two ways, which may be mixed.
+ *  - giong_stream_recv() lends a buffer from the worker's receive pool,
+ *    filled by a multishot receive that stays armed in the kernel. Nothing
+ *    is lost to a timeout or a cancellation: bytes that arrive while nobody
+ *    waits stay queued on the stream for the next call.
+ *  - giong_stream_read() copies into the caller's buffer. On a stream whose
+ *    multishot receive was never armed it is one one-shot receive straight
+ *    into that buffer; a timeout then returns either the data or -ETIMEDOUT
+ *    with nothing taken.
+ *
+ * Writing: giong_stream_write()/writev() send once (a short count is not an
+ * error); giong_stream_write_all() sends everything. Writes of one stream
+ * are serialised: two tasks writing at once never interleave bytes within
+ * one call. Writes of many tasks in one tick leave in one io_uring_enter.
+ *
+ * Closing: giong_stream_close() cancels every operation still in the kernel
+ * on the stream (tasks parked in it return -ECANCELED or -EBADF) and frees
+ * the stream once none is left.
+ *
+ * Ownership: a stream is owned by whoever created or accepted it and freed
+ * by giong_stream_close(). It belongs to the worker it was made on.
+ */
+#ifndef GIONG_NET_STREAM_H
+#define GIONG_NET_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <giong/core/api.h>
+
+GIONG_BEGIN_DECLS
+
+struct giong_recvbuf;
+struct giong_stream;
+
+/* Flags of giong_stream_ops.writev. */
+enum {
+	GIONG_WRITE_ALL = 1u << 0, /* send everything before returning (MSG_WAITALL) */
+};
+
+/* The operations of one kind of stream. A static const table per kind. */
+struct giong_stream_ops {
+	const char *name; /* "tcp", "unix", "tls" */
+	ssize_t (*recv)(struct giong_stream *s, struct giong_recvbuf **ret);       /* may suspend */
+	ssize_t (*read)(struct giong_stream *s, void *buf, size_t len);            /* may suspend */
+	ssize_t (*writev)(struct giong_stream *s, const struct iovec *iov, int n,
+			  unsigned flags);                                         /* may suspend */
+	int (*shutdown)(struct giong_stream *s, int how);                          /* may suspend */
+	int (*close)(struct giong_stream *s);    /* frees s; must not close s->lower */
+	int (*set_on_readable)(struct giong_stream *s, void (*fn)(struct giong_stream *, void *),
+			       void *ctx);       /* optional: NULL */
+	int (*fd)(const struct giong_stream *s); /* optional: NULL */
+};
+
+/* FIRST member of every implementation. */
+struct giong_stream {
+	const struct giong_stream_ops *ops;
+	struct giong_stream *lower; /* the stream beneath (TLS over TCP) or NULL */
+	void *data;                 /* the user's pointer; giong never touches it */
+};
+
+/*
+ * giong_stream_recv() - wait for bytes and borrow the pool buffer holding
+ * them. Returns the byte count (> 0) with an owned buffer in *@ret (give it
+ * back with giong_recvbuf_release()), 0 at end of stream (*@ret is NULL),
+ * or -errno: -ECANCELED, -ETIMEDOUT (nothing is lost), -ECONNRESET, -EINVAL,
+ * -EBADF after close. May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_stream_recv(struct giong_stream *s, struct giong_recvbuf **ret);
+
+/*
+ * giong_stream_read() - wait for bytes and copy up to @len into @buf.
+ * Returns the count (> 0), 0 at end of stream, or -errno (-EINVAL for a
+ * zero @len or NULL @buf). May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_stream_read(struct giong_stream *s, void *buf, size_t len);
+
+/* giong_stream_write() - send up to @len bytes of @buf once (the buffer is
+ * borrowed until this returns). Returns the count sent or -errno (-EPIPE
+ * once the peer is gone; never raises SIGPIPE). May suspend. */
+GIONG_API ssize_t giong_stream_write(struct giong_stream *s, const void *buf, size_t len);
+
+/* giong_stream_writev() - send from @n buffers once. Returns the count sent
+ * or -errno. May suspend. */
+GIONG_API ssize_t giong_stream_writev(struct giong_stream *s, const struct iovec *iov, int n);
+
+/* giong_stream_write_all() - send all @len bytes (for sockets one send
+ * with MSG_WAITALL: the kernel loops, not the task). Returns @len, or -errno
+ * (an unknown part may have been sent then). May suspend. */
+GIONG_API ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf, size_t len);
+
+/* giong_stream_shutdown() - shut down reading (SHUT_RD), writing (SHUT_WR:
+ * the peer reads end of stream) or both. Returns 0 or -errno. May suspend. */
+GIONG_API int giong_stream_shutdown(struct giong_stream *s, int how);
+
+/*
+ * giong_stream_close() - close @s and free it (takes ownership). Buffers
+ * queued on it go back to the pool; its pending receive is cancelled and
+ * its memory freed only once the kernel confirms. Returns 0, or -EINVAL
+ * for NULL. Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_close(struct giong_stream *s);
+
+/*
+ * giong_stream_on_readable() - hold @s with no task on it: its multishot
+ * receive stays armed and @fn(@s, @ctx) is called on the worker (outside any
+ * task; it must not park, typically it spawns one) when bytes or end of
+ * stream arrive while no task waits in recv/read. Called once per arrival
+ * until a task reads. NULL @fn removes it. An idle stream held this way costs
+ * no stack and no pool buffer. Returns 0, -EINVAL, -ENOTSUP for streams that
+ * cannot (TLS). Owner worker only.
+ */
+GIONG_API int giong_stream_on_readable(struct giong_stream *s,
+				       void (*fn)(struct giong_stream *s, void *ctx), void *ctx);
+
+/* giong_stream_fd() - the socket descriptor beneath, or -ENOTSUP. Borrowed:
+ * do not close it. */
+GIONG_API int giong_stream_fd(const struct giong_stream *s);
+
+/* giong_stream_kind() - "tcp", "unix", ...; "invalid" for NULL. */
+GIONG_API const char *giong_stream_kind(const struct giong_stream *s);
+
+GIONG_END_DECLS
+
+#endif /* GIONG_NET_STREAM_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/net/tcp.h - TCP listeners and connections.
+ *
+ * Each worker binds its own listener on the same port (SO_REUSEPORT) and
+ * the kernel spreads connections across them. A listener keeps one
+ * multishot accept in the kernel for its whole life; accepted connections
+ * wait in the listener's queue until giong_tcp_accept() takes them, so a
+ * timeout or a cancellation around accept never loses a connection. When
+ * the queue holds more than max_pending connections, accepting pauses (the
+ * kernel's backlog then slows new clients) until it drains below half.
+ */
+#ifndef GIONG_NET_TCP_H
+#define GIONG_NET_TCP_H
+
+#include <stdbool.h>
+
+#include <giong/core/api.h>
+#include <giong/net/addr.h>
+#include <giong/net/stream.h>
+
+GIONG_BEGIN_DECLS
+
+struct giong_listener;
+
+/* Listener settings. Zero fields take the defaults. */
+struct giong_listen_options {
+	int backlog;          /* listen(2) backlog; default 1024 */
+	unsigned max_pending; /* accepted but not yet taken; default 1024 */
+	bool no_reuseport;    /* do not set SO_REUSEPORT (default: set) */
+	bool v6only;          /* IPv6 sockets accept IPv6 only */
+};
+
+/*
+ * giong_tcp_listen() - listen on @addr ("host:port" text, see addr.h; port 0
+ * picks a free one, see giong_listener_addr()). @opts may be NULL.
+ * Returns 0 and an owned listener in *@ret (free with
+ * giong_listener_close()), or -errno: -EINVAL (bad text or options),
+ * -EADDRINUSE, -EACCES, GIONG_ENOTWORKER. Owner worker only.
+ */
+GIONG_API int giong_tcp_listen(const char *addr, const struct giong_listen_options *opts,
+			       struct giong_listener **ret);
+
+/* giong_tcp_listen_addr() - the same from a struct giong_addr. */
+GIONG_API int giong_tcp_listen_addr(const struct giong_addr *addr,
+				    const struct giong_listen_options *opts,
+				    struct giong_listener **ret);
+
+/*
+ * giong_listener_accept() - take the next connection of @l (TCP or Unix),
+ * parking until one arrives. Returns 0 and an owned stream in *@ret (free
+ * with giong_stream_close()), GIONG_ESHUTDOWN once the runtime shuts down,
+ * -ECANCELED, -ETIMEDOUT (no connection is lost), -EMFILE and friends when
+ * the kernel could not accept, -EINVAL. May suspend. Owner worker only.
+ */
+GIONG_API int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret);
+
+/* giong_tcp_accept() - giong_listener_accept(), named for the common case. */
+GIONG_API int giong_tcp_accept(struct giong_listener *l, struct giong_stream **ret);
+
+/* giong_listener_addr() - the bound address (with the port the kernel chose
+ * for port 0). Returns 0 or -EINVAL. */
+GIONG_API int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out);
+
+/* giong_listener_pending() - connections accepted and waiting, or -EINVAL. */
+GIONG_API int giong_listener_pending(const struct giong_listener *l);
+
+/*
+ * giong_listener_close() - stop listening and free @l (takes ownership).
+ * Connections still queued are closed; tasks parked in accept return
+ * -EBADF. Returns 0 or -EINVAL. Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_listener_close(struct giong_listener *l);
+
+/*
+ * giong_tcp_connect() - connect to @addr ("host:port"; a host name is
+ * resolved with a blocking getaddrinfo(), see addr.h). Returns 0 and an
+ * owned stream in *@ret, or -errno: -ECONNREFUSED, -ETIMEDOUT (deadline),
+ * -EINVAL, -EHOSTUNREACH. May suspend. Owner worker only.
+ */
+GIONG_API int giong_tcp_connect(const char *addr, struct giong_stream **ret);
+
+/* giong_tcp_connect_addr() - the same from a struct giong_addr. */
+GIONG_API int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **ret);
+
+/* giong_tcp_set_nodelay() - TCP_NODELAY on or off. Returns 0, -EINVAL or
+ * -ENOTSUP for a stream that is not TCP. */
+GIONG_API int giong_tcp_set_nodelay(struct giong_stream *s, bool on);
+
+/* giong_stream_peer_addr() / giong_stream_local_addr() - the addresses of a
+ * socket stream. Return 0, -EINVAL, -ENOTSUP, or -errno of getpeername(2). */
+GIONG_API int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out);
+GIONG_API int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out);
+
+GIONG_END_DECLS
+
+#endif /* GIONG_NET_TCP_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * listener.c - listening sockets with one multishot accept each.
+ *
+ * Accepted descriptors wait in the listener's queue until a task takes them;
+ * a task that gives up (timeout, cancel) leaves them there, so none is lost.
+ * Above max_pending the multishot accept is cancelled, and re-armed once the
+ * queue drains below half: the kernel's own backlog then holds (and
+ * eventually refuses) new clients instead of our memory.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "listener.h"
+#include "sock.h"
+
+static int fdq_push(struct giong_listener *l, int fd)
+{
+	if (l->count == l->cap) {
+		unsigned cap = l->cap ? l->cap * 2 : 16;
+		int *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (unsigned i = 0; i < l->count; i++)
+			n[i] = l->fds[(l->head + i) % l->cap];
+		free(l->fds);
+		l->fds = n;
+		l->head = 0;
+		l->cap = cap;
+	}
+	l->fds[(l->head + l->count) % l->cap] = fd;
+	l->count++;
+	return 0;
+}
+
+static int fdq_pop(struct giong_listener *l)
+{
+	int fd = l->fds[l->head];
+
+	l->head = (l->head + 1) % l->cap;
+	l->count--;
+	return fd;
+}
+
+static void listener_free(struct giong_listener *l)
+{
+	if (l->unlink_path)
+		unlink(l->unlink_path);
+	free(l->unlink_path);
+	free(l->fds);
+	free(l);
+}
+
+static void arm(struct giong_listener *l);
+
+static void accept_cqe(void *ctx, int res, unsigned flags)
+{
+	struct giong_listener *l = ctx;
+
+	if (!(flags & IORING_CQE_F_MORE)) {
+		l->armed = false;
+		l->cancel_sent = false;
+	}
+	if (res >= 0) {
+		if (l->closing || fdq_push(l, res)) {
+			close(res);
+		} else {
+			giong_waitq_wake_one(&l->waiters, 0);
+			if (l->count > l->max_pending && l->armed && !l->cancel_sent) {
+				l->paused = true;
+				l->cancel_sent = true;
+				giong_op_cancel(l->op_id);
+			}
+		}
+	} else if (res != -ECANCELED && res != -EINTR) {
+		/* EMFILE and friends end the multishot: tell one acceptor; the
+		 * next accept re-arms, so a full descriptor table does not spin. */
+		if (!l->closing) {
+			l->err = res;
+			giong_waitq_wake_one(&l->waiters, 0);
+		} else if (!l->armed) {
+			listener_free(l);
+		}
+		return;
+	}
+	if (!l->armed) {
+		if (l->closing)
+			listener_free(l);
+		else if (!l->paused)
+			arm(l);
+	}
+}
+
+static void arm(struct giong_listener *l)
+{
+	struct io_uring_sqe *sqe;
+
+	if (l->armed || l->closing)
+		return;
+	sqe = giong_sqe();
+	if (!sqe)
+		return;
+	/* No address buffers: the kernel writes nothing into our memory; the
+	 * listener itself (the callback's context) lives until the final CQE. */
+	io_uring_prep_multishot_accept(sqe, l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (giong_op_start(sqe, accept_cqe, l, &l->op_id) == 0)
+		l->armed = true;
+}
+
+int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
+			const struct giong_listen_options *opts, struct giong_listener **ret)
+{
+	struct giong_listener *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->fd = fd;
+	l->is_unix = is_unix;
+	l->max_pending = opts && opts->max_pending ? opts->max_pending : 1024;
+	giong_waitq_init(&l->waiters);
+	if (unlink_path && !(l->unlink_path = strdup(unlink_path))) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->addr.len = sizeof(l->addr.ss);
+	if (getsockname(fd, (struct sockaddr *)&l->addr.ss, &l->addr.len))
+		l->addr.len = 0;
+	arm(l);
+	*ret = l;
+	return 0;
+}
+
+/* socket + options + bind + listen; returns the descriptor or -errno. */
+int giong__listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts)
+{
+	int one = 1, fd, family = a->ss.ss_family;
+	int backlog = opts && opts->backlog > 0 ? opts->backlog : 1024;
+
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (family != AF_UNIX) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!(opts && opts->no_reuseport) &&
+		    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+			goto fail;
+		/* Accepted sockets inherit it: no call per connection. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (family == AF_INET6 && opts && opts->v6only)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) || listen(fd, backlog))
+		goto fail;
+	return fd;
+fail:
+	one = -errno;
+	close(fd);
+	return one;
+}
+
+int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret)
+{
+	int fd, r;
+
+	if (!l || !ret)
+		return -EINVAL;
+	*ret = NULL;
+	while (!l->count) {
+		if (l->err) {
+			r = l->err;
+			l->err = 0;
+			return r;
+		}
+		if (l->closing)
+			return -EBADF;
+		arm(l);
+		r = giong_waitq_wait(&l->waiters, GIONG_WAIT_SHUTDOWN);
+		if (r < 0)
+			return r;
+	}
+	fd = fdq_pop(l);
+	if (l->paused && l->count <= l->max_pending / 2) {
+		l->paused = false;
+		arm(l);
+	}
+	return giong__sock_new(fd, l->is_unix ? &giong__unix_ops : &giong__tcp_ops, ret);
+}
+
+int giong_tcp_accept(struct giong_listener *l, struct giong_stream **ret)
+{
+	return giong_listener_accept(l, ret);
+}
+
+int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	*out = l->addr;
+	return 0;
+}
+
+int giong_listener_pending(const struct giong_listener *l)
+{
+	return l ? (int)l->count : -EINVAL;
+}
+
+int giong_listener_close(struct giong_listener *l)
+{
+	if (!l || l->closing)
+		return -EINVAL;
+	l->closing = true;
+	while (l->count)
+		close(fdq_pop(l));
+	giong_waitq_wake_all(&l->waiters, -EBADF);
+	/* The listening socket stays open in the kernel until the cancelled
+	 * multishot accept lets go of it. */
+	close(l->fd);
+	if (l->armed) {
+		if (!l->cancel_sent) {
+			l->cancel_sent = true;
+			giong_op_cancel(l->op_id);
+		}
+		return 0; /* freed by the final CQE */
+	}
+	listener_free(l);
+	return 0;
+}

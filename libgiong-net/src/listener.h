@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* listener.h - listeners shared by TCP and Unix (net internal). */
+#ifndef GIONG_NET_LISTENER_H
+#define GIONG_NET_LISTENER_H
+
+#include <giong/net.h>
+
+struct giong_listener {
+	int fd;
+	bool is_unix;
+	char *unlink_path; /* a Unix socket file this listener made */
+	struct giong_addr addr;
+	int *fds; /* accepted, not yet taken */
+	unsigned head, count, cap, max_pending;
+	bool armed, cancel_sent, paused, closing;
+	int err;
+	uint64_t op_id;
+	struct giong_waitq waiters;
+};
+
+int giong__listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts);
+int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
+			const struct giong_listen_options *opts, struct giong_listener **ret);
+
+#endif /* GIONG_NET_LISTENER_H */

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxq.c - one multishot receive per socket and the queue behind it.
+ * See rxq.h for the states. Everything here runs on the socket's worker.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxq.h"
+
+/* The worker's live queues, walked when its pool runs dry. */
+static __thread struct giong__rxq *worker_queues;
+static __thread bool dry_hook_set;
+
+static void on_pool_dry(void *ctx);
+
+static void list_add(struct giong__rxq *q)
+{
+	q->prev = NULL;
+	q->next = worker_queues;
+	if (worker_queues)
+		worker_queues->prev = q;
+	worker_queues = q;
+	if (!dry_hook_set) {
+		giong_bufpool_on_dry(on_pool_dry, NULL);
+		dry_hook_set = true;
+	}
+}
+
+static void list_del(struct giong__rxq *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else if (worker_queues == q)
+		worker_queues = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	q->next = q->prev = NULL;
+}
+
+/* Move every queued pool buffer of @q into heap memory, so the pool can
+ * serve connections whose owners do read. */
+static void copy_off_pool(struct giong__rxq *q)
+{
+	for (unsigned i = 0; i < q->count; i++) {
+		struct giong_recvbuf **b = &q->items[(q->head + i) % q->cap];
+
+		if (giong_bufpool_is_pooled(*b) && giong_recvbuf_copy(b))
+			return; /* out of memory: keep the pool buffer */
+	}
+}
+
+static void on_pool_dry(void *ctx)
+{
+	(void)ctx;
+	for (struct giong__rxq *q = worker_queues; q; q = q->next)
+		copy_off_pool(q);
+}
+
+void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items, size_t max_bytes,
+		     void (*on_free)(struct giong__rxq *q))
+{
+	memset(q, 0, sizeof(*q));
+	q->fd = fd;
+	q->msg = msg;
+	q->max_items = max_items ? max_items : 64;
+	q->max_bytes = max_bytes;
+	q->on_free = on_free;
+	q->mh.msg_namelen = sizeof(struct sockaddr_storage);
+	giong_waitq_init(&q->waiters);
+	list_add(q);
+}
+
+static int push(struct giong__rxq *q, struct giong_recvbuf *b)
+{
+	if (q->count == q->cap) {
+		unsigned cap = q->cap ? q->cap * 2 : 8;
+		struct giong_recvbuf **n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (unsigned i = 0; i < q->count; i++)
+			n[i] = q->items[(q->head + i) % q->cap];
+		free(q->items);
+		q->items = n;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->items[(q->head + q->count) % q->cap] = b;
+	q->count++;
+	q->bytes += giong_recvbuf_len(b);
+	return 0;
+}
+
+static bool over_bounds(const struct giong__rxq *q)
+{
+	return q->count > q->max_items || (q->max_bytes && q->bytes > q->max_bytes);
+}
+
+static void notify(struct giong__rxq *q)
+{
+	if (!giong_waitq_wake_one(&q->waiters, 0) && q->on_ready)
+		q->on_ready(q->on_ready_ctx);
+}
+
+static void maybe_free(struct giong__rxq *q)
+{
+	if (q->closing && !q->armed) {
+		list_del(q);
+		free(q->items);
+		q->items = NULL;
+		q->on_free(q);
+	}
+}
+
+static void pool_refilled(struct giong_bufpool_waiter *w)
+{
+	struct giong__rxq *q = (struct giong__rxq *)((char *)w - offsetof(struct giong__rxq, pool_wait));
+
+	q->wait_pool = false;
+	giong__rxq_arm(q);
+}
+
+static void pause_receive(struct giong__rxq *q)
+{
+	q->paused = true;
+	copy_off_pool(q);
+	if (q->armed && !q->cancel_sent) {
+		q->cancel_sent = true;
+		giong_op_cancel(q->op_id);
+	}
+}
+
+/* Every CQE of the multishot receive. */
+static void rx_cqe(void *ctx, int res, unsigned flags)
+{
+	struct giong__rxq *q = ctx;
+	bool more = flags & IORING_CQE_F_MORE;
+
+	if (!more) {
+		q->armed = false;
+		q->cancel_sent = false;
+	}
+	if (flags & IORING_CQE_F_BUFFER) {
+		struct giong_recvbuf *b;
+		unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+
+		if (giong_bufpool_take(bid, res > 0 ? (size_t)res : 0, &b) == 0) {
+			/* The kernel is done with this buffer: it is ours. */
+			if (q->closing || res <= 0 || push(q, b))
+				giong_recvbuf_release(b);
+			else
+				notify(q);
+		}
+		if (over_bounds(q) && !q->closing)
+			pause_receive(q);
+	} else if (res == 0 && !q->msg) {
+		q->eof = true;
+		notify(q);
+	} else if (res == -ENOBUFS) {
+		/* The pool is dry. Re-arming now would only spin: wait until
+		 * half of it is back. */
+		if (!q->closing && !q->wait_pool) {
+			q->wait_pool = true;
+			giong_bufpool_notify(&q->pool_wait);
+		}
+	} else if (res < 0 && res != -ECANCELED && res != -EINTR) {
+		q->err = res;
+		notify(q);
+	}
+	if (!q->armed) {
+		if (q->closing)
+			maybe_free(q);
+		else if (!q->paused && !q->wait_pool)
+			giong__rxq_arm(q); /* ended on its own: keep receiving */
+	}
+}
+
+int giong__rxq_arm(struct giong__rxq *q)
+{
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	if (q->armed || q->paused || q->wait_pool || q->closing || q->eof || q->err)
+		return 0;
+	sqe = giong_sqe();
+	if (!sqe)
+		return -EBUSY;
+	/* q lives until on_free, which runs only after this operation's final
+	 * CQE; q->mh (recvmsg) is read by the kernel for as long. */
+	if (q->msg)
+		io_uring_prep_recvmsg_multishot(sqe, q->fd, &q->mh, 0);
+	else
+		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = (uint16_t)giong_bufpool_group();
+	q->pool_wait.fn = pool_refilled;
+	ret = giong_op_start(sqe, rx_cqe, q, &q->op_id);
+	if (ret == 0)
+		q->armed = true;
+	return ret;
+}
+
+struct giong_recvbuf *giong__rxq_front(struct giong__rxq *q)
+{
+	return q->count ? q->items[q->head] : NULL;
+}
+
+static void maybe_resume(struct giong__rxq *q)
+{
+	if (q->paused && q->count <= q->max_items / 2 &&
+	    (!q->max_bytes || q->bytes <= q->max_bytes / 2)) {
+		q->paused = false;
+		giong__rxq_arm(q);
+	}
+}
+
+struct giong_recvbuf *giong__rxq_pop(struct giong__rxq *q)
+{
+	struct giong_recvbuf *b;
+
+	if (!q->count)
+		return NULL;
+	b = q->items[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->count--;
+	q->bytes -= giong_recvbuf_len(b);
+	maybe_resume(q);
+	return b;
+}
+
+void giong__rxq_consumed(struct giong__rxq *q, size_t n)
+{
+	q->bytes -= n;
+	maybe_resume(q);
+}
+
+int giong__rxq_wait(struct giong__rxq *q)
+{
+	for (;;) {
+		int ret;
+
+		if (q->count)
+			return 1;
+		if (q->eof)
+			return 0;
+		if (q->err)
+			return q->err;
+		if (q->closing)
+			return -EBADF;
+		ret = giong__rxq_arm(q);
+		if (ret)
+			return ret;
+		ret = giong_waitq_wait(&q->waiters, 0);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+void giong__rxq_close(struct giong__rxq *q)
+{
+	struct giong_recvbuf *b;
+
+	q->closing = true;
+	q->on_ready = NULL;
+	while ((b = giong__rxq_pop(q)))
+		giong_recvbuf_release(b);
+	giong_bufpool_notify_cancel(&q->pool_wait);
+	q->wait_pool = false;
+	giong_waitq_wake_all(&q->waiters, -EBADF);
+	if (q->armed && !q->cancel_sent) {
+		q->cancel_sent = true;
+		giong_op_cancel(q->op_id);
+	}
+	maybe_free(q);
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock.c - the socket stream: TCP and Unix streams share it; only the
+ * operation table's name differs.
+ *
+ * Lifetime: the stream is freed when its owner has closed it, no task is
+ * inside one of its calls (busy == 0), and the kernel has confirmed the end
+ * of its multishot receive (rx_done). Close cancels every operation on the
+ * descriptor first (ASYNC_CANCEL by fd), so none of these waits long.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+static void ignore_cqe(void *ctx, int res, unsigned flags)
+{
+	(void)ctx;
+	(void)res;
+	(void)flags;
+}
+
+void giong__close_fd(int fd)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (sqe) {
+		io_uring_prep_close(sqe, fd);
+		if (giong_op_start(sqe, ignore_cqe, NULL, NULL) == 0)
+			return;
+	}
+	close(fd);
+}
+
+static void sock_free_if_done(struct giong__sock *s)
+{
+	if (s->closing && s->rx_done && !s->busy)
+		free(s);
+}
+
+static void rx_freed(struct giong__rxq *q)
+{
+	struct giong__sock *s = (struct giong__sock *)((char *)q - offsetof(struct giong__sock, rxq));
+
+	s->rx_done = true;
+	sock_free_if_done(s);
+}
+
+static void rx_ready(void *ctx)
+{
+	struct giong__sock *s = ctx;
+
+	if (s->readable_fn)
+		s->readable_fn(&s->base, s->readable_ctx);
+}
+
+struct giong__sock *giong__sock_of(const struct giong_stream *st)
+{
+	if (!st || (st->ops != &giong__tcp_ops && st->ops != &giong__unix_ops))
+		return NULL;
+	return (struct giong__sock *)st;
+}
+
+int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret)
+{
+	struct giong__sock *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->base.ops = ops;
+	s->fd = fd;
+	giong_waitq_init(&s->write_wait);
+	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
+	giong__rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
+	s->rxq.on_ready_ctx = s;
+	*ret = &s->base;
+	return 0;
+}
+
+/* Enter a call that parks: the stream may not be freed until it is left. */
+static int sock_enter(struct giong__sock *s)
+{
+	if (s->closing)
+		return -EBADF;
+	s->busy++;
+	return 0;
+}
+
+static void sock_leave(struct giong__sock *s)
+{
+	s->busy--;
+	sock_free_if_done(s);
+}
+
+static ssize_t sock_recv(struct giong_stream *st, struct giong_recvbuf **ret)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+	ssize_t n;
+	int r;
+
+	*ret = NULL;
+	if ((r = sock_enter(s)))
+		return r;
+	r = giong__rxq_wait(&s->rxq);
+	if (r == 1) {
+		*ret = giong__rxq_pop(&s->rxq);
+		n = (ssize_t)giong_recvbuf_len(*ret);
+	} else {
+		n = r; /* 0: end of stream, or -errno */
+	}
+	sock_leave(s);
+	return n;
+}
+
+/* One-shot receive straight into @buf: used while no multishot is armed. */
+static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (!sqe)
+		return -EBUSY;
+	/* @buf is the caller's, lent to the kernel until giong_io returns. */
+	io_uring_prep_recv(sqe, s->fd, buf, len, 0);
+	return giong_io(sqe);
+}
+
+static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__rxq *q = &s->rxq;
+	ssize_t n;
+	int r;
+
+	if ((r = sock_enter(s)))
+		return r;
+	if (!q->armed && !q->count && !q->paused && !q->wait_pool && !q->eof && !q->err &&
+	    !s->readable_fn) {
+		n = recv_oneshot(s, buf, len);
+	} else {
+		r = giong__rxq_wait(q);
+		if (r == 1) {
+			struct giong_recvbuf *b = giong__rxq_front(q);
+			size_t avail = giong_recvbuf_len(b);
+
+			n = (ssize_t)(avail < len ? avail : len);
+			memcpy(buf, giong_recvbuf_data(b), (size_t)n);
+			giong_recvbuf_consume(b, (size_t)n);
+			giong__rxq_consumed(q, (size_t)n);
+			if (!giong_recvbuf_len(b))
+				giong_recvbuf_release(giong__rxq_pop(q));
+		} else {
+			n = r;
+		}
+	}
+	sock_leave(s);
+	return n;
+}
+
+static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int niov,
+			   unsigned flags)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+	struct io_uring_sqe *sqe;
+	struct msghdr mh;
+	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
+	ssize_t n;
+	int r;
+
+	if ((r = sock_enter(s)))
+		return r;
+	while (s->writing) {
+		r = giong_waitq_wait(&s->write_wait, 0);
+		if (r < 0 || s->closing) {
+			sock_leave(s);
+			return r < 0 ? r : -EBADF;
+		}
+	}
+	s->writing = true;
+	sqe = giong_sqe();
+	if (!sqe) {
+		n = -EBUSY;
+	} else if (niov == 1) {
+		/* The caller's bytes are lent to the kernel until giong_io returns. */
+		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, iov[0].iov_len, sflags);
+		n = giong_io(sqe);
+	} else {
+		/* mh lives in this frame and iov is the caller's: both lent to the
+		 * kernel until giong_io returns. */
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = (struct iovec *)iov;
+		mh.msg_iovlen = (size_t)niov;
+		io_uring_prep_sendmsg(sqe, s->fd, &mh, (unsigned)sflags);
+		n = giong_io(sqe);
+	}
+	s->writing = false;
+	giong_waitq_wake_one(&s->write_wait, 0);
+	sock_leave(s);
+	return n;
+}
+
+static int sock_shutdown(struct giong_stream *st, int how)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+	struct io_uring_sqe *sqe;
+	int r;
+
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		return -EINVAL;
+	if ((r = sock_enter(s)))
+		return r;
+	sqe = giong_sqe();
+	if (sqe) {
+		io_uring_prep_shutdown(sqe, s->fd, how);
+		r = giong_io(sqe);
+	} else {
+		r = -EBUSY;
+	}
+	sock_leave(s);
+	return r;
+}
+
+static int sock_close(struct giong_stream *st)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+	struct io_uring_sqe *sqe;
+
+	if (s->closing)
+		return -EBADF;
+	s->closing = true;
+	s->readable_fn = NULL;
+	/* Cancel everything in the kernel on this descriptor (the multishot
+	 * receive, parked reads and writes); each completes with its own CQE,
+	 * and the stream's memory waits for all of them. */
+	sqe = giong_sqe();
+	if (sqe) {
+		io_uring_prep_cancel_fd(sqe, s->fd, IORING_ASYNC_CANCEL_ALL);
+		/* Fails only while the worker drains, which cancels all anyway. */
+		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
+	}
+	giong_waitq_wake_all(&s->write_wait, -EBADF);
+	giong__rxq_close(&s->rxq); /* may free s via rx_freed */
+	giong__close_fd(s->fd);
+	return 0;
+}
+
+static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_stream *, void *),
+			    void *ctx)
+{
+	struct giong__sock *s = (struct giong__sock *)st;
+
+	if (s->closing)
+		return -EBADF;
+	s->readable_fn = fn;
+	s->readable_ctx = ctx;
+	if (!fn) {
+		s->rxq.on_ready = NULL;
+		return 0;
+	}
+	s->rxq.on_ready = rx_ready;
+	/* Data may already wait: tell at once, as an arrival would. */
+	if (s->rxq.count || s->rxq.eof || s->rxq.err) {
+		fn(st, ctx);
+		return 0;
+	}
+	return giong__rxq_arm(&s->rxq);
+}
+
+static int sock_fd(const struct giong_stream *st)
+{
+	return ((const struct giong__sock *)st)->fd;
+}
+
+const struct giong_stream_ops giong__tcp_ops = {
+	.name = "tcp",
+	.recv = sock_recv,
+	.read = sock_read,
+	.writev = sock_writev,
+	.shutdown = sock_shutdown,
+	.close = sock_close,
+	.set_on_readable = sock_on_readable,
+	.fd = sock_fd,
+};
+
+const struct giong_stream_ops giong__unix_ops = {
+	.name = "unix",
+	.recv = sock_recv,
+	.read = sock_read,
+	.writev = sock_writev,
+	.shutdown = sock_shutdown,
+	.close = sock_close,
+	.set_on_readable = sock_on_readable,
+	.fd = sock_fd,
+};
+
+int giong__sock_connect(int family, const struct sockaddr *sa, socklen_t len,
+			const struct giong_stream_ops *ops, struct giong_stream **ret)
+{
+	struct giong_addr copy;
+	struct io_uring_sqe *sqe;
+	int fd, r;
+
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* The address is copied to this frame: lent to the kernel until
+	 * giong_io returns, whatever the caller does with its own. */
+	r = giong_addr_from(sa, len, &copy);
+	sqe = r ? NULL : giong_sqe();
+	if (!r && !sqe)
+		r = -EBUSY;
+	if (!r) {
+		io_uring_prep_connect(sqe, fd, (struct sockaddr *)&copy.ss, copy.len);
+		r = giong_io(sqe);
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (family != AF_UNIX) {
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	return giong__sock_new(fd, ops, ret);
+}
