@@ -19,6 +19,24 @@
 
 #include "internal.h"
 
+#ifdef GIONG_TSAN
+#include <sanitizer/tsan_interface.h>
+/*
+ * ThreadSanitizer does not see a ring's memory come and go: liburing maps
+ * and unmaps it with its own system calls, not through libc. When one
+ * worker's ring is unmapped and another worker's is mapped at the same
+ * address, TSan takes the two threads' accesses for a race. A release
+ * before unmapping, paired with an acquire after mapping, tells it what the
+ * kernel guarantees. Only in TSan builds.
+ */
+static char ring_map_token;
+#define RING_MAPPED() __tsan_acquire(&ring_map_token)
+#define RING_UNMAPPING() __tsan_release(&ring_map_token)
+#else
+#define RING_MAPPED() ((void)0)
+#define RING_UNMAPPING() ((void)0)
+#endif
+
 int giong__ring_tier_from_env(void)
 {
 	const char *s = getenv("GIONG_RING_TIER");
@@ -72,7 +90,10 @@ static int ring_try(struct giong__ring *r, unsigned entries, unsigned flags)
 	 * strand the rest of the batch. */
 	p.flags = flags | IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
 	p.cq_entries = entries * 2;
-	return io_uring_queue_init_params(entries, &r->ring, &p);
+	int ret = io_uring_queue_init_params(entries, &r->ring, &p);
+	if (ret == 0)
+		RING_MAPPED();
+	return ret;
 }
 
 int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_tier tier)
@@ -98,7 +119,7 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 	if (ret)
 		return giong__ring_setup_error(ret);
 	if (!(r->ring.features & IORING_FEAT_NODROP) || !(r->ring.features & IORING_FEAT_EXT_ARG)) {
-		io_uring_queue_exit(&r->ring);
+		giong__ring_exit(r);
 		return GIONG_EURING_OLD;
 	}
 	r->ext_arg = true;
@@ -111,6 +132,7 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 
 void giong__ring_exit(struct giong__ring *r)
 {
+	RING_UNMAPPING();
 	io_uring_queue_exit(&r->ring);
 }
 

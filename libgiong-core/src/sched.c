@@ -117,6 +117,7 @@ int giong__spawn(struct giong__worker *w, giong_task_fn fn, void *arg, bool deta
 		free(f);
 		return err;
 	}
+	f->stack->owner_name = is_main ? "main" : "task";
 	f->w = w;
 	f->fn = fn;
 	f->arg = arg;
@@ -429,6 +430,18 @@ int giong_task_cancel(struct giong_task *t)
 	f->cancelled = true;
 	f->cancelled_first = true;
 	giong__interrupt(f->w, f, -ECANCELED);
+	return 0;
+}
+
+int giong_task_set_name(const char *name)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!name)
+		return -EINVAL;
+	if (!w || !w->current)
+		return GIONG_ENOTWORKER;
+	w->current->stack->owner_name = name;
 	return 0;
 }
 

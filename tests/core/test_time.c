@@ -103,7 +103,7 @@ struct many {
 static intptr_t one_timer(void *arg)
 {
 	struct many *m = arg;
-	uint64_t ms = (uint64_t)(rand() % 50) + 30; /* none fires before the count */
+	uint64_t ms = (uint64_t)(rand() % 50) + 500; /* none fires before the count */
 	uint64_t t0 = mono_us();
 
 	if (giong_sleep_ms(ms) == 0)

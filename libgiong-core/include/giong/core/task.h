@@ -68,6 +68,13 @@ GIONG_API int giong_task_detach(struct giong_task *t);
  */
 GIONG_API int giong_task_cancel(struct giong_task *t);
 
+/*
+ * giong_task_set_name() - name the calling task for diagnostics (the stack
+ * overflow message names it). @name is borrowed: it must outlive the task
+ * (a string literal). Returns 0, -EINVAL, or GIONG_ENOTWORKER.
+ */
+GIONG_API int giong_task_set_name(const char *name);
+
 /* giong_task_current() - the calling task, or NULL outside a task. Borrowed:
  * valid while the task runs. */
 GIONG_API struct giong_task *giong_task_current(void);
