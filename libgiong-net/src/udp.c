@@ -22,7 +22,9 @@
  *   would take datagrams in an order nobody could predict. read_from() then
  *   takes the oldest queued datagram instead, copies it into the caller's
  *   buffer and gives the pool buffer back. Either way a datagram is
- *   delivered exactly once and in order.
+ *   delivered exactly once and in order. (A one-shot read_from() already
+ *   parked when recv_from() is first called still takes the next datagram
+ *   the kernel gives it; do not start both at once on one socket.)
  *
  * Sends are one-shot IORING_OP_SENDMSG (with an address) or IORING_OP_SEND
  * (connected) through giong_io(). UDP needs no round trip to connect, so
@@ -33,9 +35,9 @@
  * on_free callback once the kernel confirms the multishot is over (maybe at
  * once). The descriptor is not closed earlier because closing it would not
  * end the multishot (the operation holds its own file reference) and the
- * port would stay bound in a half-closed state.
+ * port would stay bound in a half-closed state. Close a socket only when no
+ * other task is using it: the struct may be freed at once.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <liburing.h>
 #include <netinet/in.h>
@@ -51,12 +53,20 @@
 
 #include "rxq.h"
 
+/* Memory the kernel filled through the ring is invisible to valgrind, which
+ * would call it uninitialised; tell it (GIONG_VALGRIND builds only). */
+#ifdef GIONG_VALGRIND
+#include <valgrind/memcheck.h>
+#define KERNEL_WROTE(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#else
+#define KERNEL_WROTE(p, n) ((void)0)
+#endif
+
 #define UDP_DEFAULT_MAX_QUEUED 256
 
 struct giong_udp {
 	struct giong__rxq q; /* first: on_free gets &u->q */
 	int fd;
-	int family;
 	bool multishot; /* recv_from() was used: datagrams come through q */
 };
 
@@ -68,84 +78,6 @@ struct udp_hdr {
 };
 
 /* --------------------------------------------------------------- addresses */
-
-/*
- * TEMPORARY: libgiong-net/src/addr.c (giong_addr_parse(), written by the
- * lead) did not exist when this was written, so udp.c parses the forms
- * addr.h documents itself. Replace parse_addr() with giong_addr_parse()
- * once addr.c lands.
- */
-static int parse_port(const char *s, in_port_t *port)
-{
-	unsigned long v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (int i = 0; s[i]; i++) {
-		if (s[i] < '0' || s[i] > '9' || i >= 5)
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v > 65535)
-		return -EINVAL;
-	*port = htons((uint16_t)v);
-	return 0;
-}
-
-static int parse_addr(const char *text, struct giong_addr *out)
-{
-	char host[INET6_ADDRSTRLEN];
-	const char *h, *p, *end;
-	bool v6 = false;
-	in_port_t port;
-	size_t hl;
-
-	if (!text || !out)
-		return -EINVAL;
-	if (text[0] == '[') {
-		end = strchr(text, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		h = text + 1;
-		hl = (size_t)(end - h);
-		p = end + 2;
-		v6 = true;
-	} else {
-		end = strrchr(text, ':');
-		if (!end || memchr(text, ':', (size_t)(end - text)))
-			return -EINVAL; /* no port, or IPv6 without brackets */
-		h = text;
-		hl = (size_t)(end - text);
-		p = end + 1;
-	}
-	if (hl >= sizeof(host) || parse_port(p, &port))
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	memset(out, 0, sizeof(*out));
-	if (v6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->ss;
-
-		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
-			return -EINVAL;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = port;
-		out->len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&out->ss;
-
-		if (!hl || !strcmp(host, "*"))
-			s4->sin_addr.s_addr = htonl(INADDR_ANY);
-		else if (!strcmp(host, "localhost"))
-			s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		else if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return -EINVAL;
-		s4->sin_family = AF_INET;
-		s4->sin_port = port;
-		out->len = sizeof(*s4);
-	}
-	return 0;
-}
 
 /* A giong_addr a caller handed us: IPv4 or IPv6, of a sane length. */
 static bool addr_ok(const struct giong_addr *a)
@@ -179,8 +111,8 @@ static int udp_socket(const struct giong_addr *a, const struct giong_udp_options
 {
 	int fd, err = 0;
 
-	/* A blocking socket: io_uring polls it for us, and O_NONBLOCK would
-	 * only make a one-shot recvmsg fail with -EAGAIN on some kernels. */
+	/* No O_NONBLOCK: the descriptor is only ever read and written
+	 * through the ring, which polls it and never blocks the worker. */
 	fd = socket(a->ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -205,7 +137,7 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	struct giong_udp *u;
 	int fd;
 
-	if (!addr || !ret || parse_addr(addr, &a))
+	if (!addr || !ret || giong_addr_parse(addr, &a))
 		return -EINVAL;
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
@@ -218,7 +150,6 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 		return -ENOMEM;
 	}
 	u->fd = fd;
-	u->family = a.ss.ss_family;
 	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
 	giong__rxq_init(&u->q, fd, true,
 			opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED, 0,
@@ -231,7 +162,7 @@ int giong_udp_connect(struct giong_udp *u, const char *addr)
 {
 	struct giong_addr a;
 
-	if (!u || !addr || parse_addr(addr, &a))
+	if (!u || !addr || giong_addr_parse(addr, &a))
 		return -EINVAL;
 	/* UDP connect(2) only records the peer: no packet, no waiting. */
 	if (connect(u->fd, (const struct sockaddr *)&a.ss, a.len))
@@ -432,6 +363,8 @@ ssize_t giong_udp_read_from(struct giong_udp *u, void *buf, size_t len, struct g
 	r = giong_io(sqe);
 	if (r < 0)
 		return r;
+	KERNEL_WROTE(buf, (size_t)r < len ? (size_t)r : len);
+	KERNEL_WROTE(&ss, mh.msg_namelen <= sizeof(ss) ? mh.msg_namelen : sizeof(ss));
 	if ((size_t)r > len || (mh.msg_flags & MSG_TRUNC)) {
 		if (flags)
 			*flags = GIONG_UDP_TRUNCATED;

@@ -58,7 +58,10 @@ GIONG_API int giong_udp_connect(struct giong_udp *u, const char *addr);
  * 0 is an empty datagram) with an owned buffer in *@ret (release with
  * giong_recvbuf_release()), the source in *@from if non-NULL, and
  * GIONG_UDP_* flags in *@flags if non-NULL; or -errno (-ETIMEDOUT,
- * -ECANCELED: nothing is lost). May suspend. Owner worker only.
+ * -ECANCELED: nothing is lost), GIONG_ESHUTDOWN once the runtime shuts down
+ * and nothing is queued, or an error the kernel reported for the socket
+ * (such as -ECONNREFUSED on a connected socket), once. May suspend.
+ * Owner worker only.
  */
 GIONG_API ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf **ret,
 				      struct giong_addr *from, unsigned *flags);
@@ -95,8 +98,9 @@ GIONG_API int giong_udp_local_addr(const struct giong_udp *u, struct giong_addr 
 GIONG_API long giong_udp_max_payload(void);
 
 /* giong_udp_close() - close and free @u (takes ownership); its multishot
- * receive is cancelled and its memory freed once the kernel confirms.
- * Returns 0 or -EINVAL. Owner worker only. */
+ * receive is cancelled and its memory freed once the kernel confirms. No
+ * other task may be using @u (it may be freed at once). Returns 0 or
+ * -EINVAL. Owner worker only. */
 GIONG_API int giong_udp_close(struct giong_udp *u);
 
 GIONG_END_DECLS
