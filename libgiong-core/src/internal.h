@@ -216,6 +216,11 @@ struct giong__mailbox {
 };
 
 void giong__mailbox_post(struct giong__worker *target, struct giong__msg *m);
+/* Kick every worker out of its wait (async-signal-safe). */
+void giong__wake_all_workers(struct giong_runtime *rt);
+/* active bookkeeping (see struct giong_runtime). */
+void giong__active_put(struct giong_runtime *rt);
+void giong__worker_abandon(struct giong_runtime *rt);
 
 /* ----------------------------------------------------------------- worker */
 
@@ -225,6 +230,15 @@ struct giong_runtime {
 	unsigned nworkers;
 	atomic_bool shutdown;
 	atomic_int state; /* 0 new, 1 running, 2 done */
+	/*
+	 * When may a worker end? When no task is left anywhere, for a task on
+	 * one worker may still spawn_on() another. active counts the workers
+	 * that have live tasks plus spawn_on messages in flight; it only moves
+	 * when a worker's own count goes between 0 and 1, so the hot path
+	 * rarely touches it. Once it is 0 it stays 0: no task is left to spawn.
+	 */
+	atomic_long active;
+	atomic_int mains_left; /* workers whose main task has not returned */
 	giong_main_fn main_fn;
 	void *main_arg;
 	int sigfd;

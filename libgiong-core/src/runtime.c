@@ -190,6 +190,10 @@ int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
 		return -EBUSY;
 	rt->main_fn = fn;
 	rt->main_arg = arg;
+	atomic_store(&rt->mains_left, (int)rt->nworkers);
+	/* Until each worker has started its main task, count it as active, so
+	 * that a fast worker does not see "no task anywhere" and leave. */
+	atomic_store(&rt->active, (long)rt->nworkers);
 	if (rt->cfg.shutdown_on_signals) {
 		/* Block the signals in every worker (threads inherit the mask)
 		 * and read them through worker 0's ring instead. */
@@ -208,6 +212,8 @@ int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
 	for (unsigned i = 1; i < rt->nworkers; i++) {
 		err = -pthread_create(&rt->workers[i]->thread, NULL, worker_thread, rt->workers[i]);
 		if (err) {
+			for (unsigned j = i; j < rt->nworkers; j++)
+				giong__worker_abandon(rt);
 			giong_runtime_shutdown(rt);
 			break;
 		}
@@ -274,11 +280,7 @@ int giong_runtime_shutdown(struct giong_runtime *rt)
 	if (atomic_exchange(&rt->shutdown, true))
 		return 0;
 	/* Async-signal-safe: an atomic store and write(2) only. */
-	for (unsigned i = 0; i < rt->nworkers; i++) {
-		uint64_t one = 1;
-		ssize_t r = write(rt->workers[i]->mbox.efd, &one, sizeof(one));
-		(void)r;
-	}
+	giong__wake_all_workers(rt);
 	return 0;
 }
 
@@ -385,6 +387,7 @@ int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg)
 	m->fn = fn;
 	m->arg = arg;
 	m->heap = true;
+	atomic_fetch_add(&w->rt->active, 1); /* released once the target spawned it */
 	giong__mailbox_post(w->rt->workers[worker], m);
 	return 0;
 }

@@ -88,9 +88,13 @@ static void fiber_entry(void *arg)
 		w->all = f->all_next;
 	if (f->all_next)
 		f->all_next->all_prev = f->all_prev;
-	w->stats.fibers_live--;
-	if (f->is_main)
+	if (f->is_main) {
 		w->main_done = true;
+		if (atomic_fetch_sub(&w->rt->mains_left, 1) == 1)
+			giong__wake_all_workers(w->rt); /* grace starts everywhere */
+	}
+	if (--w->stats.fibers_live == 0)
+		giong__active_put(w->rt);
 	w->dead = f;
 	w->stats.switches++;
 	giong__ctx_switch_final(&f->ctx, &w->sched_ctx);
@@ -130,7 +134,8 @@ int giong__spawn(struct giong__worker *w, giong_task_fn fn, void *arg, bool deta
 	if (w->all)
 		w->all->all_prev = f;
 	w->all = f;
-	w->stats.fibers_live++;
+	if (w->stats.fibers_live++ == 0)
+		atomic_fetch_add(&w->rt->active, 1);
 	w->stats.fibers_spawned++;
 	/* A task spawned after its worker began cancelling everything is
 	 * cancelled from the start, so it cannot outlive the shutdown. */

@@ -88,6 +88,7 @@ static void mailbox_drain(struct giong__worker *w)
 		case GIONG__MSG_SPAWN:
 			if (giong__spawn(w, m->fn, m->arg, true, false, NULL))
 				w->stats.spawn_failures++;
+			giong__active_put(w->rt); /* the message's share, taken by spawn_on */
 			break;
 		case GIONG__MSG_CALL:
 			m->call(m);
@@ -174,6 +175,37 @@ static void signal_arm(struct giong__worker *w)
 	giong__op_start(w, sqe, signal_done, w, &w->sig_op);
 }
 
+/* No task is left on any worker, and none is on its way. */
+static bool worker_done(struct giong__worker *w)
+{
+	return !w->stats.fibers_live && !atomic_load(&w->rt->active) &&
+	       !atomic_load(&w->mbox.pending);
+}
+
+void giong__wake_all_workers(struct giong_runtime *rt)
+{
+	/* Async-signal-safe: write(2) only. */
+	for (unsigned i = 0; i < rt->nworkers; i++) {
+		uint64_t one = 1;
+		ssize_t r = write(rt->workers[i]->mbox.efd, &one, sizeof(one));
+		(void)r; /* EAGAIN: the counter is already non-zero, a wake is due */
+	}
+}
+
+void giong__active_put(struct giong_runtime *rt)
+{
+	if (atomic_fetch_sub(&rt->active, 1) == 1)
+		giong__wake_all_workers(rt); /* the last task anywhere ended */
+}
+
+/* A worker that will run no main task gives up its shares. */
+void giong__worker_abandon(struct giong_runtime *rt)
+{
+	if (atomic_fetch_sub(&rt->mains_left, 1) == 1)
+		giong__wake_all_workers(rt);
+	giong__active_put(rt);
+}
+
 /* Shutdown and grace bookkeeping, once per tick. */
 static void check_lifecycle(struct giong__worker *w)
 {
@@ -182,7 +214,8 @@ static void check_lifecycle(struct giong__worker *w)
 		giong__wake_shutdown_waiters(w);
 		w->grace_deadline = min_u64(w->grace_deadline, w->now + w->rt->cfg.shutdown_grace_ms);
 	}
-	if (w->main_done && w->grace_deadline == UINT64_MAX)
+	/* The grace period also starts once every worker's main task returned. */
+	if (w->grace_deadline == UINT64_MAX && !atomic_load_explicit(&w->rt->mains_left, memory_order_relaxed))
 		w->grace_deadline = w->now + w->rt->cfg.shutdown_grace_ms;
 	if (w->now >= w->grace_deadline && !w->fibers_cancelled && w->stats.fibers_live)
 		giong__cancel_all_fibers(w);
@@ -242,7 +275,7 @@ static void tick(struct giong__worker *w)
 	if (atomic_load_explicit(&w->mbox.pending, memory_order_relaxed))
 		mailbox_drain(w);
 	check_lifecycle(w);
-	if (w->main_done && !w->stats.fibers_live)
+	if (worker_done(w))
 		return;
 	if (IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		w->stats.cq_overflows++;
@@ -280,11 +313,15 @@ int giong__worker_run(struct giong__worker *w)
 
 	giong__tls_worker = w;
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
-	if (err)
+	if (err) {
+		giong__worker_abandon(rt);
 		goto out;
+	}
 	err = giong__bufpool_init(w, rt->cfg.recv_buffers, rt->cfg.recv_buffer_size);
-	if (err)
+	if (err) {
+		giong__worker_abandon(rt);
 		goto out_ring;
+	}
 	giong__stack_guard_thread_init();
 	giong__ctx_init_thread(&w->sched_ctx);
 	w->now = giong__clock_ms();
@@ -295,8 +332,10 @@ int giong__worker_run(struct giong__worker *w)
 		signal_arm(w);
 	err = giong__spawn(w, main_trampoline, w, true, true, NULL);
 	if (err)
-		w->main_done = true;
-	while (!(w->main_done && !w->stats.fibers_live))
+		giong__worker_abandon(rt);
+	else
+		giong__active_put(rt); /* the start-up share; the main task holds one now */
+	while (!worker_done(w))
 		tick(w);
 	drain(w);
 	giong__ctx_destroy(&w->sched_ctx);

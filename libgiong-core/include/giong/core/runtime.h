@@ -66,14 +66,15 @@ GIONG_API int giong_runtime_new(const struct giong_config *cfg, struct giong_run
 typedef void (*giong_main_fn)(unsigned worker, void *arg);
 
 /*
- * giong_runtime_run() - run @fn(worker, @arg) as the main fiber of every
+ * giong_runtime_run() - run @fn(worker, @arg) as the main task of every
  * worker, on a thread per worker (the calling thread is worker 0).
- * A worker ends when its main fiber has returned and every fiber it spawned
- * has finished. Once a worker's main fiber has returned, or once shutdown has
- * begun, the remaining fibers get shutdown_grace_ms to finish; then they are
- * cancelled (see giong_task_cancel()). Before a worker exits, every operation
- * still in the kernel is cancelled and its completion awaited, so no memory
- * the kernel may write is freed early.
+ * The run ends when no task is left on any worker: a worker whose main task
+ * returned early stays up while others may still giong_spawn_on() it.
+ * Once every main task has returned, or once shutdown has begun, the tasks
+ * still running get shutdown_grace_ms to finish; then they are cancelled
+ * (see giong_task_cancel()). Before a worker exits, every operation still in
+ * the kernel is cancelled and its completion awaited, so no memory the
+ * kernel may write is freed early.
  * Returns 0 when every worker ended, -EBUSY if the runtime is already
  * running or has run, -EINVAL if @rt or @fn is NULL, or -errno if a worker
  * could not be started. A runtime runs once.
