@@ -122,10 +122,15 @@ void giong__bufpool_consumed(struct giong__worker *w)
 		p->dry_fn(p->dry_ctx);
 }
 
+static bool half_free(const struct giong__bufpool *p)
+{
+	return p->free >= p->count / 2 + (p->count == 1);
+}
+
 /* A buffer came back: tell the waiters once half the pool is free. */
 static void notify_refill(struct giong__bufpool *p)
 {
-	if (!p->waiters || p->free < p->count / 2 + (p->count == 1))
+	if (!p->waiters || !half_free(p))
 		return;
 	while (p->waiters) {
 		struct giong_bufpool_waiter *wt = p->waiters;
@@ -243,6 +248,8 @@ int giong_bufpool_notify(struct giong_bufpool_waiter *wt)
 	if (wt->_queued)
 		return -EALREADY;
 	p = &w->pool;
+	if (half_free(p))
+		return 1; /* no release may ever come to trigger a notification */
 	wt->_prev = NULL;
 	wt->_next = p->waiters;
 	if (p->waiters)

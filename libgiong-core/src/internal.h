@@ -275,6 +275,11 @@ struct giong__worker {
 	uint64_t sig_op;
 	pthread_t thread;
 	bool thread_started;
+	struct {
+		void (*fn)(void *ctx);
+		void *ctx;
+	} atexit[16];
+	unsigned natexit;
 };
 
 extern __thread struct giong__worker *giong__tls_worker;

@@ -338,6 +338,10 @@ int giong__worker_run(struct giong__worker *w)
 	while (!worker_done(w))
 		tick(w);
 	drain(w);
+	while (w->natexit > 0) {
+		w->natexit--;
+		w->atexit[w->natexit].fn(w->atexit[w->natexit].ctx);
+	}
 	giong__ctx_destroy(&w->sched_ctx);
 	giong__stack_guard_thread_fini();
 	giong__bufpool_fini(w);
@@ -349,6 +353,22 @@ out:
 	giong__fill_stats(w, &w->final_stats);
 	giong__tls_worker = NULL;
 	return err;
+}
+
+int giong_worker_atexit(void (*fn)(void *ctx), void *ctx)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!fn)
+		return -EINVAL;
+	if (!w)
+		return GIONG_ENOTWORKER;
+	if (w->natexit == sizeof(w->atexit) / sizeof(w->atexit[0]))
+		return -ENOSPC;
+	w->atexit[w->natexit].fn = fn;
+	w->atexit[w->natexit].ctx = ctx;
+	w->natexit++;
+	return 0;
 }
 
 int giong__worker_new(struct giong_runtime *rt, unsigned index, struct giong__worker **ret)

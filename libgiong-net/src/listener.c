@@ -217,6 +217,13 @@ int giong_listener_close(struct giong_listener *l)
 	if (!l || l->closing)
 		return -EINVAL;
 	l->closing = true;
+	/* Remove the socket file now, not when the kernel lets go of the
+	 * socket: by then a new listener may have bound the same path. */
+	if (l->unlink_path) {
+		unlink(l->unlink_path);
+		free(l->unlink_path);
+		l->unlink_path = NULL;
+	}
 	while (l->count)
 		close(fdq_pop(l));
 	giong_waitq_wake_all(&l->waiters, -EBADF);

@@ -10,34 +10,54 @@
 
 #include "rxq.h"
 
-/* The worker's live queues, walked when its pool runs dry. */
-static __thread struct giong__rxq *worker_queues;
-static __thread bool dry_hook_set;
+/*
+ * The worker's live queues, walked when its pool runs dry. The list head
+ * is per worker; a thread may host one runtime's worker after another's
+ * (worker 0 runs on the caller's thread), so it is made on the worker's
+ * first queue and dropped by the worker's exit hook.
+ */
+static __thread struct giong__rxq **worker_queues;
 
 static void on_pool_dry(void *ctx);
 
-static void list_add(struct giong__rxq *q)
+static void worker_exit(void *ctx)
 {
-	q->prev = NULL;
-	q->next = worker_queues;
-	if (worker_queues)
-		worker_queues->prev = q;
-	worker_queues = q;
-	if (!dry_hook_set) {
+	/* Queues still listed belong to streams their owners never closed:
+	 * leaked with them, but no longer reachable from this thread. */
+	free(ctx);
+	worker_queues = NULL;
+}
+
+static int list_add(struct giong__rxq *q)
+{
+	if (!worker_queues) {
+		worker_queues = calloc(1, sizeof(*worker_queues));
+		if (!worker_queues)
+			return -ENOMEM;
 		giong_bufpool_on_dry(on_pool_dry, NULL);
-		dry_hook_set = true;
+		giong_worker_atexit(worker_exit, worker_queues);
 	}
+	q->prev = NULL;
+	q->next = *worker_queues;
+	if (q->next)
+		q->next->prev = q;
+	*worker_queues = q;
+	q->listed = true;
+	return 0;
 }
 
 static void list_del(struct giong__rxq *q)
 {
+	if (!q->listed)
+		return;
 	if (q->prev)
 		q->prev->next = q->next;
-	else if (worker_queues == q)
-		worker_queues = q->next;
+	else if (worker_queues && *worker_queues == q)
+		*worker_queues = q->next;
 	if (q->next)
 		q->next->prev = q->prev;
 	q->next = q->prev = NULL;
+	q->listed = false;
 }
 
 /* Move every queued pool buffer of @q into heap memory, so the pool can
@@ -55,7 +75,7 @@ static void copy_off_pool(struct giong__rxq *q)
 static void on_pool_dry(void *ctx)
 {
 	(void)ctx;
-	for (struct giong__rxq *q = worker_queues; q; q = q->next)
+	for (struct giong__rxq *q = worker_queues ? *worker_queues : NULL; q; q = q->next)
 		copy_off_pool(q);
 }
 
@@ -70,6 +90,8 @@ void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
 	q->on_free = on_free;
 	q->mh.msg_namelen = sizeof(struct sockaddr_storage);
 	giong_waitq_init(&q->waiters);
+	/* Unlisted only without memory: the queue then works, but a dry pool
+	 * cannot take its buffers back. */
 	list_add(q);
 }
 
@@ -161,11 +183,12 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		notify(q);
 	} else if (res == -ENOBUFS) {
 		/* The pool is dry. Re-arming now would only spin: wait until
-		 * half of it is back. */
-		if (!q->closing && !q->wait_pool) {
+		 * half of it is back. It may be back already (the dry hook
+		 * copied queued buffers off the pool, or tasks released theirs
+		 * before this CQE was reaped): then notify says 1 and we re-arm
+		 * at once (below). */
+		if (!q->closing && !q->wait_pool && giong_bufpool_notify(&q->pool_wait) == 0)
 			q->wait_pool = true;
-			giong_bufpool_notify(&q->pool_wait);
-		}
 	} else if (res < 0 && res != -ECANCELED && res != -EINTR) {
 		q->err = res;
 		notify(q);
@@ -237,7 +260,7 @@ void giong__rxq_consumed(struct giong__rxq *q, size_t n)
 	maybe_resume(q);
 }
 
-int giong__rxq_wait(struct giong__rxq *q)
+int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 {
 	for (;;) {
 		int ret;
@@ -246,14 +269,21 @@ int giong__rxq_wait(struct giong__rxq *q)
 			return 1;
 		if (q->eof)
 			return 0;
-		if (q->err)
-			return q->err;
 		if (q->closing)
 			return -EBADF;
+		if (q->err) {
+			ret = q->err;
+			/* A datagram socket's error (ECONNREFUSED from an ICMP
+			 * message) ends nothing: report it once, then receive on. */
+			if (q->msg)
+				q->err = 0;
+			return ret;
+		}
 		ret = giong__rxq_arm(q);
 		if (ret)
 			return ret;
-		ret = giong_waitq_wait(&q->waiters, 0);
+		/* On failure q may be gone (closed and freed meanwhile): leave. */
+		ret = giong_waitq_wait(&q->waiters, wait_flags);
 		if (ret < 0)
 			return ret;
 	}

@@ -35,6 +35,7 @@ struct giong__rxq {
 	size_t max_bytes;        /* ...or this many bytes (0: no byte bound) */
 
 	bool armed, cancel_sent, paused, wait_pool, closing;
+	bool listed; /* on the worker's list for a dry pool */
 	bool eof;  /* stream: the peer closed */
 	int err;   /* a terminal error, delivered after what is queued */
 	uint64_t op_id;
@@ -59,10 +60,13 @@ struct giong_recvbuf *giong__rxq_pop(struct giong__rxq *q);
 void giong__rxq_consumed(struct giong__rxq *q, size_t n);
 /*
  * Park until something is queued, the stream ended, or an error. Arms the
- * receive first. Returns 1 when a buffer is queued, 0 at end of stream,
- * or -errno (the terminal error, or the wait's -ECANCELED/-ETIMEDOUT).
+ * receive first. @wait_flags go to giong_waitq_wait() (GIONG_WAIT_SHUTDOWN
+ * for calls that wait for new work). Returns 1 when a buffer is queued, 0
+ * at end of stream, or -errno: the stream's terminal error (a datagram
+ * socket's error is reported once), or the wait's -ECANCELED, -ETIMEDOUT,
+ * GIONG_ESHUTDOWN, -EBADF after close.
  */
-int giong__rxq_wait(struct giong__rxq *q);
+int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags);
 /* Give back what is queued, cancel the receive, and free through on_free
  * once the kernel confirms (maybe now). */
 void giong__rxq_close(struct giong__rxq *q);

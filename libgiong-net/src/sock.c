@@ -108,7 +108,7 @@ static ssize_t sock_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 	*ret = NULL;
 	if ((r = sock_enter(s)))
 		return r;
-	r = giong__rxq_wait(&s->rxq);
+	r = giong__rxq_wait(&s->rxq, 0);
 	if (r == 1) {
 		*ret = giong__rxq_pop(&s->rxq);
 		n = (ssize_t)giong_recvbuf_len(*ret);
@@ -143,8 +143,10 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 	if (!q->armed && !q->count && !q->paused && !q->wait_pool && !q->eof && !q->err &&
 	    !s->readable_fn) {
 		n = recv_oneshot(s, buf, len);
+		if (s->closing && n >= 0)
+			n = -EBADF; /* closed while parked: the stream is going away */
 	} else {
-		r = giong__rxq_wait(q);
+		r = giong__rxq_wait(q, 0);
 		if (r == 1) {
 			struct giong_recvbuf *b = giong__rxq_front(q);
 			size_t avail = giong_recvbuf_len(b);
@@ -200,6 +202,11 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		n = giong_io(sqe);
 	}
 	s->writing = false;
+	/* Closed by another task while we were parked: say so, even after a
+	 * partial send, so that no caller (giong_stream_write_all() loops on
+	 * short counts) comes back to a stream that sock_leave() frees. */
+	if (s->closing && n >= 0)
+		n = -EBADF;
 	giong_waitq_wake_one(&s->write_wait, 0);
 	sock_leave(s);
 	return n;
@@ -230,6 +237,7 @@ static int sock_close(struct giong_stream *st)
 {
 	struct giong__sock *s = (struct giong__sock *)st;
 	struct io_uring_sqe *sqe;
+	int fd = s->fd; /* s may be freed by giong__rxq_close() below */
 
 	if (s->closing)
 		return -EBADF;
@@ -245,9 +253,37 @@ static int sock_close(struct giong_stream *st)
 		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
 	}
 	giong_waitq_wake_all(&s->write_wait, -EBADF);
-	giong__rxq_close(&s->rxq); /* may free s via rx_freed */
-	giong__close_fd(s->fd);
+	giong__rxq_close(&s->rxq); /* may free s via rx_freed: s is gone */
+	giong__close_fd(fd);
 	return 0;
+}
+
+static void deferred_ready(void *ctx, int res, unsigned flags)
+{
+	struct giong__sock *s = ctx;
+
+	(void)res;
+	(void)flags;
+	s->busy--;
+	if (!s->closing)
+		rx_ready(s);
+	sock_free_if_done(s);
+}
+
+/* Call the readable callback from the completion of a no-op: the next tick,
+ * outside any task. The stream is held busy until then. */
+static int defer_ready(struct giong__sock *s)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+	int r;
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_nop(sqe);
+	r = giong_op_start(sqe, deferred_ready, s, NULL);
+	if (r == 0)
+		s->busy++;
+	return r;
 }
 
 static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_stream *, void *),
@@ -264,11 +300,10 @@ static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_str
 		return 0;
 	}
 	s->rxq.on_ready = rx_ready;
-	/* Data may already wait: tell at once, as an arrival would. */
-	if (s->rxq.count || s->rxq.eof || s->rxq.err) {
-		fn(st, ctx);
-		return 0;
-	}
+	/* Data may already wait: tell as an arrival would, from the worker
+	 * loop rather than from inside the caller's task. */
+	if (s->rxq.count || s->rxq.eof || s->rxq.err)
+		return defer_ready(s);
 	return giong__rxq_arm(&s->rxq);
 }
 

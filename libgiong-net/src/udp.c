@@ -203,41 +203,6 @@ int giong_udp_close(struct giong_udp *u)
 
 /* ------------------------------------------------------------- receiving */
 
-/*
- * Wait until a datagram is queued. Like giong__rxq_wait(), with two
- * differences a datagram socket needs (see the report on rxq.c):
- * - @wait_flags reach the wait queue, so that recv_from() wakes with
- *   GIONG_ESHUTDOWN when the runtime shuts down, like accept;
- * - an error of the multishot (ECONNREFUSED from an ICMP error on a
- *   connected socket) is reported once, then cleared so that the next call
- *   re-arms: for UDP it ends nothing.
- * Returns 1, or -errno. Touches nothing of @u after a failed wait: the
- * socket may have been closed and freed meanwhile.
- */
-static int udp_wait(struct giong_udp *u, unsigned wait_flags)
-{
-	struct giong__rxq *q = &u->q;
-
-	for (;;) {
-		int ret;
-
-		if (q->count)
-			return 1;
-		if (q->closing)
-			return -EBADF;
-		if (q->err) {
-			ret = q->err;
-			q->err = 0;
-			return ret;
-		}
-		ret = giong__rxq_arm(q);
-		if (ret)
-			return ret;
-		ret = giong_waitq_wait(&q->waiters, wait_flags);
-		if (ret < 0)
-			return ret;
-	}
-}
 
 /*
  * Take the oldest queued datagram: parse the kernel's header, store the
@@ -291,7 +256,7 @@ ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf **ret,
 	if (flags)
 		*flags = 0;
 	u->multishot = true; /* from now on every datagram comes through q */
-	r = udp_wait(u, GIONG_WAIT_SHUTDOWN);
+	r = giong__rxq_wait(&u->q, GIONG_WAIT_SHUTDOWN);
 	if (r < 0)
 		return r;
 	return take_datagram(u, ret, from, flags);
@@ -311,7 +276,7 @@ static ssize_t read_queued(struct giong_udp *u, void *buf, size_t len, struct gi
 	ssize_t n;
 	int r;
 
-	r = udp_wait(u, 0);
+	r = giong__rxq_wait(&u->q, 0);
 	if (r < 0)
 		return r;
 	n = take_datagram(u, &b, from, &f);

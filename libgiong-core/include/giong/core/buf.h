@@ -82,7 +82,9 @@ struct giong_bufpool_waiter {
 /*
  * giong_bufpool_notify() - call @w->fn once, when at least half of the pool is
  * free again (after a multishot receive ended with -ENOBUFS, re-arming before
- * that would only spin). Returns 0, or -EALREADY if @w is already queued.
+ * that would only spin). Returns 0 when queued; 1 when half of the pool is
+ * free already (nothing is queued: go ahead now); -EALREADY if @w is queued
+ * already; -EINVAL; GIONG_ENOTWORKER.
  */
 GIONG_API int giong_bufpool_notify(struct giong_bufpool_waiter *w);
 

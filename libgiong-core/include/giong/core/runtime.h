@@ -117,6 +117,15 @@ GIONG_API bool giong_is_shutting_down(void);
  */
 GIONG_API int giong_shutdown_wait(void);
 
+/*
+ * giong_worker_atexit() - call @fn(@ctx) on the calling worker's thread when
+ * the worker ends, after its operations were drained and before its receive
+ * pool and ring are freed: for per-worker state of libraries built on core.
+ * Hooks run in the reverse order of registration. At most 16 per worker.
+ * Returns 0, -EINVAL, -ENOSPC, or GIONG_ENOTWORKER.
+ */
+GIONG_API int giong_worker_atexit(void (*fn)(void *ctx), void *ctx);
+
 /* giong_worker_index() - index of the calling worker, or -1 outside a worker. */
 GIONG_API int giong_worker_index(void);
 

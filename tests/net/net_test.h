@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_test.h - helpers shared by the net tests: a byte pattern whose every
+ * offset is recognisable (a lost, doubled or reordered byte shows), plain
+ * blocking/non-blocking sockets for peers outside giong, and descriptor
+ * limits.
+ *
+ * Fibers record results; assertions run after the runtime ended (a CMocka
+ * failure longjmps, which must not happen on a fiber stack).
+ */
+#ifndef GIONG_NET_TEST_H
+#define GIONG_NET_TEST_H
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "giong_test.h"
+
+#include <giong/net.h>
+
+/* The byte at offset @i of a pattern stream @seed: hashed, so a shift by any
+ * count of bytes changes it. */
+static inline unsigned char nt_pat(uint64_t seed, uint64_t i)
+{
+	uint64_t x = (i + seed * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
+
+	return (unsigned char)(x >> 56);
+}
+
+static inline void nt_fill(uint64_t seed, uint64_t off, void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = nt_pat(seed, off + i);
+}
+
+/* -1 if @buf holds the pattern at @off, else the offset of the first wrong byte. */
+static inline long long nt_check(uint64_t seed, uint64_t off, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != nt_pat(seed, off + i))
+			return (long long)(off + i);
+	return -1;
+}
+
+/* Raise RLIMIT_NOFILE to @n, or as far as the hard limit allows when the
+ * process may not raise that (no CAP_SYS_RESOURCE, as in containers).
+ * Returns the soft limit now in force, or -errno. */
+static inline long nt_raise_nofile(rlim_t n)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= n)
+		return (long)rl.rlim_cur;
+	if (rl.rlim_max < n) {
+		struct rlimit want = {n, n};
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			return (long)n;
+	}
+	rl.rlim_cur = rl.rlim_max < n ? rl.rlim_max : n;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : (long)rl.rlim_cur;
+}
+
+/* The port of a listener, or -1. */
+static inline int nt_listener_port(const struct giong_listener *l)
+{
+	struct giong_addr a;
+
+	if (giong_listener_addr(l, &a))
+		return -1;
+	return giong_addr_port(&a);
+}
+
+/* A plain TCP socket bound to 127.0.0.1:@port (0: any); @listen_backlog < 0:
+ * bound only. Stores the port in *@port_out. Returns the fd or -errno. */
+static inline int nt_plain_bind(int port, int listen_backlog, int *port_out)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (listen_backlog >= 0 && listen(fd, listen_backlog)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	if (port_out)
+		*port_out = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* A plain TCP connection to 127.0.0.1:@port; non-blocking if @nonblock
+ * (then the connect may still be in progress). Returns the fd or -errno. */
+static inline int nt_plain_connect(int port, int nonblock)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+
+	if (fd < 0)
+		return -errno;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* Close @fd with a reset instead of a FIN: leaves no TIME_WAIT behind (the
+ * tests open many thousands of connections). */
+static inline void nt_close_rst(int fd)
+{
+	struct linger lg = {1, 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/* Blocking helpers for plain peer threads. */
+static inline ssize_t nt_write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+/* Read exactly @len bytes from a giong stream. Returns @len, 0 on a too-early
+ * end of stream, or -errno. */
+static inline ssize_t nt_stream_read_exact(struct giong_stream *s, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = giong_stream_read(s, (char *)buf + done, len - done);
+
+		if (n <= 0)
+			return n;
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+/* Assert the process has @before descriptors open again; list them if not.
+ * Closes through the ring are asynchronous but done once the runtime ended. */
+static inline void nt_assert_fds(int before)
+{
+	int now = gt_count_fds();
+
+	if (now != before) {
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char path[300], link[256];
+			ssize_t n;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			link[n > 0 ? n : 0] = '\0';
+			if (!strncmp(link, "socket:", 7)) {
+				struct sockaddr_storage la, pa;
+				socklen_t ll = sizeof(la), pl = sizeof(pa);
+				struct tcp_info ti;
+				socklen_t tl = sizeof(ti);
+				int fd = atoi(e->d_name), lp = -1, pp = -1, st = -1;
+
+				if (!getsockname(fd, (struct sockaddr *)&la, &ll) && la.ss_family == AF_INET)
+					lp = ntohs(((struct sockaddr_in *)&la)->sin_port);
+				if (!getpeername(fd, (struct sockaddr *)&pa, &pl) && pa.ss_family == AF_INET)
+					pp = ntohs(((struct sockaddr_in *)&pa)->sin_port);
+				if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+					st = ti.tcpi_state;
+				print_message("fd %s -> %s local %d peer %d state %d\n", e->d_name, link,
+					      lp, pp, st);
+				continue;
+			}
+			print_message("fd %s -> %s\n", e->d_name, link);
+		}
+		if (d)
+			closedir(d);
+		if (getenv("NT_DEBUG")) {
+			char cmd[64];
+
+			snprintf(cmd, sizeof(cmd), "ss -tanpe | grep pid=%d, >&2", (int)getpid());
+			if (system(cmd) < 0)
+				print_message("ss failed\n");
+		}
+	}
+	assert_int_equal(now, before);
+}
+
+#endif /* GIONG_NET_TEST_H */
