@@ -156,11 +156,17 @@ static void check_blocked(int err, int want, const char *needle)
 		blocked_child(err, p[1]);
 	}
 	close(p[1]);
-	assert_true(read(p[0], buf, sizeof(buf) - 1) > 0);
+	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
 	close(p[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == GT_SKIP) {
+		/* No seccomp here (valgrind does not implement it): nothing to test. */
+		print_message("seccomp filters unavailable: skipped\n");
+		skip();
+	}
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(n > 0);
 	code = atoi(buf);
 	assert_int_equal(code, want);
 	assert_non_null(strstr(buf, needle));
