@@ -282,7 +282,7 @@ struct giong__worker {
 	unsigned natexit;
 };
 
-extern __thread struct giong__worker *giong__tls_worker;
+extern __thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
 
 static inline struct giong__worker *giong__worker_current(void)
 {

@@ -217,9 +217,10 @@ static void fiber_io_done(void *ctx, int res, unsigned flags)
 
 	if (flags & IORING_CQE_F_MORE)
 		return; /* giong_io() is for one-shot operations */
-	/* Cancelled on our request: report why we asked. A result other than
-	 * -ECANCELED means the operation finished first; keep it (invariant 2). */
-	if (wt->interrupted && (res == -ECANCELED || res == -EINTR))
+	/* Cancelled on our request: report why we asked. Any other result,
+	 * -EINTR included (a close interrupted after it released the
+	 * descriptor), means the operation ran; keep it (invariant 2). */
+	if (wt->interrupted && res == -ECANCELED)
 		res = wt->interrupt_code;
 	wt->result = res;
 	wt->cqe_flags = flags;
@@ -235,8 +236,13 @@ int giong_io(struct io_uring_sqe *sqe)
 
 	if (!sqe)
 		return -EINVAL;
-	if (!f)
+	if (!f) {
+		/* On a worker but outside a task (a callback): the SQE must not
+		 * go to the kernel half-owned. */
+		if (w)
+			giong_sqe_discard(sqe);
 		return GIONG_ENOTWORKER;
+	}
 	ret = giong__check_wait(w, f);
 	if (ret) {
 		giong_sqe_discard(sqe);

@@ -17,7 +17,8 @@
 
 #include "internal.h"
 
-__thread struct giong__worker *giong__tls_worker;
+/* initial-exec: read with one instruction, not a __tls_get_addr call. */
+__thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ run queue */
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -258,15 +259,23 @@ static void tick_wait(struct giong__worker *w)
 			wait_nr = 1;
 			if (next != UINT64_MAX)
 				timeout = next > w->now ? next - w->now : 0;
-#ifdef GIONG_VALGRIND
-			/* valgrind 3.19 does not know io_uring_enter can block: it
-			 * keeps its big lock for the whole wait, and a worker
-			 * waiting for another one would wait for ever. Short
-			 * waits let the others run. Only in valgrind builds. */
-			if (timeout > 5)
-				timeout = 5;
-#endif
 		}
+#ifdef GIONG_VALGRIND
+		/* valgrind 3.19 does not know io_uring_enter can block: it keeps
+		 * its big lock through the wait, and a worker waiting for another
+		 * one waits for ever. In valgrind builds a worker never sleeps in
+		 * the kernel: it polls, and sleeps in nanosleep, which valgrind
+		 * knows to release the lock for. */
+		if (wait_nr) {
+			struct timespec nap = {0, 200000};
+
+			giong__ring_enter(w, 0, UINT64_MAX);
+			if (!io_uring_cq_ready(&w->ring.ring))
+				nanosleep(&nap, NULL);
+			atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
+			return;
+		}
+#endif
 	}
 	ret = giong__ring_enter(w, wait_nr, timeout);
 	atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);

@@ -82,7 +82,7 @@ GIONG_API int giong_op_cancel(uint64_t id);
  * -ECANCELED or -ETIMEDOUT. If the task was already cancelled or past its
  * deadline, the SQE is discarded and that code returned at once.
  * The memory @sqe points to is lent to the kernel until this returns.
- * Returns GIONG_ENOTWORKER (and discards nothing) outside a task.
+ * Returns GIONG_ENOTWORKER outside a task (the SQE is discarded).
  * May suspend. Owner worker only.
  */
 GIONG_API int giong_io(struct io_uring_sqe *sqe);

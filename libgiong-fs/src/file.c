@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file.c - struct giong_file: open options, positional and stream I/O, sync,
+ * metadata and size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_internal.h"
+
+/* ----------------------------------------------------------- open options */
+
+int giong_open_options_init(struct giong_open_options *o)
+{
+	if (!o)
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	return 0;
+}
+
+/* The access mode and creation rules of Rust's std::fs::OpenOptions
+ * (library/std/src/sys/pal/unix/fs.rs: get_access_mode, get_creation_mode). */
+int giong_open_options_flags(const struct giong_open_options *o)
+{
+	const int managed = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND;
+	int flags = O_CLOEXEC;
+
+	if (!o || (o->custom_flags & managed) || o->mode > 07777)
+		return -EINVAL;
+	if (o->append)
+		flags |= (o->read ? O_RDWR : O_WRONLY) | O_APPEND;
+	else if (o->read && o->write)
+		flags |= O_RDWR;
+	else if (o->write)
+		flags |= O_WRONLY;
+	else if (o->read)
+		flags |= O_RDONLY;
+	else
+		return -EINVAL; /* no access at all */
+
+	if (!o->write && !o->append) {
+		if (o->create || o->create_new || o->truncate)
+			return -EINVAL; /* creating or truncating needs write access */
+	} else if (o->append && o->truncate && !o->create_new) {
+		return -EINVAL; /* truncate and append contradict each other */
+	}
+	if (o->create_new)
+		flags |= O_CREAT | O_EXCL;
+	else
+		flags |= (o->create ? O_CREAT : 0) | (o->truncate ? O_TRUNC : 0);
+	return flags | o->custom_flags;
+}
+
+/* ------------------------------------------------------- open and close */
+
+static int file_wrap(int fd, struct giong_file **ret)
+{
+	struct giong_file *f = malloc(sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->fd = fd;
+	*ret = f;
+	return 0;
+}
+
+int giong_file_open(const char *path, const struct giong_open_options *opts,
+		    struct giong_file **ret)
+{
+	int flags, fd, err;
+
+	if (ret)
+		*ret = NULL;
+	if (!path || !ret)
+		return -EINVAL;
+	flags = giong_open_options_flags(opts);
+	if (flags < 0)
+		return flags;
+	fd = giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666);
+	if (fd < 0)
+		return fd;
+	err = file_wrap(fd, ret);
+	if (err)
+		giong__fs_close_fd(fd);
+	return err;
+}
+
+int giong_file_create(const char *path, struct giong_file **ret)
+{
+	const struct giong_open_options o = { .write = true, .create = true, .truncate = true };
+
+	return giong_file_open(path, &o, ret);
+}
+
+int giong_file_from_fd(int fd, struct giong_file **ret)
+{
+	if (ret)
+		*ret = NULL;
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	return file_wrap(fd, ret);
+}
+
+int giong_file_into_fd(struct giong_file *f)
+{
+	int fd;
+
+	if (!f)
+		return -EINVAL;
+	fd = f->fd;
+	free(f);
+	return fd;
+}
+
+int giong_file_fd(const struct giong_file *f)
+{
+	return f ? f->fd : -EINVAL;
+}
+
+int giong_file_close(struct giong_file *f)
+{
+	int fd;
+
+	if (!f)
+		return 0;
+	fd = f->fd;
+	free(f);
+	return giong__fs_close_fd(fd);
+}
+
+/* -------------------------------------------------------------- read/write */
+
+ssize_t giong_file_read_at(struct giong_file *f, void *buf, size_t len, int64_t off)
+{
+	if (!f || (!buf && len) || off < 0)
+		return -EINVAL;
+	return giong__fs_rw(f->fd, false, buf, len, (uint64_t)off);
+}
+
+ssize_t giong_file_write_at(struct giong_file *f, const void *buf, size_t len, int64_t off)
+{
+	if (!f || (!buf && len) || off < 0)
+		return -EINVAL;
+	/* The kernel only reads @buf; the cast is for the shared helper. */
+	return giong__fs_rw(f->fd, true, (void *)buf, len, (uint64_t)off);
+}
+
+/* Write all of @p at @off, looping over short writes. */
+static int write_all_at(int fd, const char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = giong__fs_rw(fd, true, (void *)p, len, off);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO; /* the kernel took nothing: would loop forever */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int giong_file_write_all_at(struct giong_file *f, const void *buf, size_t len, int64_t off)
+{
+	if (!f || (!buf && len) || off < 0)
+		return -EINVAL;
+	if (len > (uint64_t)INT64_MAX - (uint64_t)off)
+		return -EFBIG;
+	return write_all_at(f->fd, buf, len, (uint64_t)off);
+}
+
+static ssize_t rwv(struct giong_file *f, bool write, const struct iovec *iov, int iovcnt,
+		   int64_t off)
+{
+	struct io_uring_sqe *sqe;
+	size_t left;
+	ssize_t n;
+	int err;
+
+	if (!f || (!iov && iovcnt) || iovcnt < 0 || iovcnt > IOV_MAX || off < 0)
+		return -EINVAL;
+	err = giong__fs_sqe(&sqe);
+	if (err)
+		return err;
+	/* @iov and the buffers it points to: the caller's, lent to the kernel
+	 * until giong_io() returns after the final CQE. */
+	if (write) {
+		io_uring_prep_writev(sqe, f->fd, iov, (unsigned)iovcnt, (uint64_t)off);
+		return giong_io(sqe);
+	}
+	io_uring_prep_readv(sqe, f->fd, iov, (unsigned)iovcnt, (uint64_t)off);
+	n = giong_io(sqe);
+	left = n > 0 ? (size_t)n : 0;
+	for (int i = 0; i < iovcnt && left > 0; i++) {
+		size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+		GIONG__FS_KERNEL_WROTE(iov[i].iov_base, k);
+		left -= k;
+	}
+	return n;
+}
+
+ssize_t giong_file_readv_at(struct giong_file *f, const struct iovec *iov, int iovcnt, int64_t off)
+{
+	return rwv(f, false, iov, iovcnt, off);
+}
+
+ssize_t giong_file_writev_at(struct giong_file *f, const struct iovec *iov, int iovcnt, int64_t off)
+{
+	return rwv(f, true, iov, iovcnt, off);
+}
+
+/* Stream I/O at the file position. A pipe or terminal someone made
+ * O_NONBLOCK (a shared stdin, say) makes the ring answer -EAGAIN instead of
+ * waiting: wait for readiness with giong_poll() and try again. A regular file
+ * is always "ready" to poll, so there -EAGAIN goes back to the caller. */
+static ssize_t stream_rw(int fd, bool write, void *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = giong__fs_rw(fd, write, buf, len, GIONG__FS_CUR_POS);
+		struct stat st;
+		int r;
+
+		if (n != -EAGAIN || (!fstat(fd, &st) && S_ISREG(st.st_mode)))
+			return n;
+		r = giong_poll(fd, write ? POLLOUT : POLLIN, -1);
+		if (r < 0)
+			return r;
+	}
+}
+
+ssize_t giong_file_read(struct giong_file *f, void *buf, size_t len)
+{
+	if (!f || (!buf && len))
+		return -EINVAL;
+	return stream_rw(f->fd, false, buf, len);
+}
+
+ssize_t giong_file_write(struct giong_file *f, const void *buf, size_t len)
+{
+	if (!f || (!buf && len))
+		return -EINVAL;
+	return stream_rw(f->fd, true, (void *)buf, len);
+}
+
+int giong_file_write_all(struct giong_file *f, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (!f || (!buf && len))
+		return -EINVAL;
+	while (len) {
+		ssize_t n = stream_rw(f->fd, true, (void *)p, len);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- sync and metadata */
+
+static int fsync_ring(struct giong_file *f, unsigned flags)
+{
+	struct io_uring_sqe *sqe;
+	int err;
+
+	if (!f)
+		return -EINVAL;
+	err = giong__fs_sqe(&sqe);
+	if (err)
+		return err;
+	io_uring_prep_fsync(sqe, f->fd, flags); /* no memory is lent */
+	return giong_io(sqe);
+}
+
+int giong_file_sync_all(struct giong_file *f)
+{
+	return fsync_ring(f, 0);
+}
+
+int giong_file_sync_data(struct giong_file *f)
+{
+	return fsync_ring(f, IORING_FSYNC_DATASYNC);
+}
+
+int giong_file_stat(struct giong_file *f, struct giong_stat *st)
+{
+	if (!f || !st)
+		return -EINVAL;
+	/* "" is a string literal: valid for ever. */
+	return giong__fs_statx(f->fd, "", AT_EMPTY_PATH, st);
+}
+
+int64_t giong_file_len(struct giong_file *f)
+{
+	struct stat st;
+
+	if (!f)
+		return -EINVAL;
+	/* Direct fstat(2): see file.h for why it is not a STATX SQE. */
+	if (fstat(f->fd, &st))
+		return -errno;
+	return st.st_size;
+}
+
+/* 0 unknown, 1 the ring has IORING_OP_FTRUNCATE, 2 it does not. Probing is
+ * idempotent, so threads racing to fill it in agree. */
+static int ftruncate_state;
+
+int giong_file_set_len_uses_ring(void)
+{
+	int s = __atomic_load_n(&ftruncate_state, __ATOMIC_RELAXED);
+
+	if (!s) {
+		const char *env = getenv("GIONG_FS_FTRUNCATE");
+		struct io_uring_probe *p = NULL;
+
+		s = 2;
+		if (!env || strcmp(env, "direct") != 0) {
+			p = io_uring_get_probe(); /* one small ring, once per process */
+			if (p && io_uring_opcode_supported(p, GIONG__FS_OP_FTRUNCATE))
+				s = 1;
+			io_uring_free_probe(p);
+		}
+		__atomic_store_n(&ftruncate_state, s, __ATOMIC_RELAXED);
+	}
+	return s == 1;
+}
+
+int giong_file_set_len(struct giong_file *f, int64_t len)
+{
+	struct io_uring_sqe *sqe;
+	int err;
+
+	if (!f || len < 0)
+		return -EINVAL;
+	if (!giong_file_set_len_uses_ring()) {
+		if (!giong_task_current())
+			return GIONG_ENOTWORKER;
+		return ftruncate(f->fd, (off_t)len) ? -errno : 0;
+	}
+	err = giong__fs_sqe(&sqe);
+	if (err)
+		return err;
+	/* IORING_OP_FTRUNCATE: fd, off = length; every other field 0 (what
+	 * liburing >= 2.6's io_uring_prep_ftruncate() does). No memory lent. */
+	io_uring_prep_rw(GIONG__FS_OP_FTRUNCATE, sqe, f->fd, NULL, 0, (uint64_t)len);
+	return giong_io(sqe);
+}
+
+int giong_file_allocate(struct giong_file *f, int mode, int64_t off, int64_t len)
+{
+	struct io_uring_sqe *sqe;
+	int err;
+
+	if (!f || off < 0 || len <= 0)
+		return -EINVAL;
+	err = giong__fs_sqe(&sqe);
+	if (err)
+		return err;
+	io_uring_prep_fallocate(sqe, f->fd, mode, (off_t)off, (off_t)len); /* no memory lent */
+	return giong_io(sqe);
+}

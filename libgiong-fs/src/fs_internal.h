@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fs_internal.h - what the sources of libgiong-fs share. Never installed.
+ * libgiong-fs uses only core's public API (<giong/core.h>) and liburing.
+ */
+#ifndef GIONG_FS_INTERNAL_H
+#define GIONG_FS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <liburing.h>
+
+#include <giong/core.h>
+#include <giong/fs.h>
+
+/* Valgrind does not see the kernel write through the ring: after a
+ * completed read, tell it those bytes are defined (GIONG_VALGRIND builds). */
+#ifdef GIONG_VALGRIND
+#include <valgrind/memcheck.h>
+#define GIONG__FS_KERNEL_WROTE(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#else
+#define GIONG__FS_KERNEL_WROTE(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Linux's MAX_RW_COUNT (INT_MAX rounded down to a page): the most one read or
+ * write moves; sqe->len is 32 bits anyway. */
+#define GIONG__FS_MAX_RW ((size_t)0x7ffff000)
+
+/* The offset that tells io_uring "use and advance the file position". */
+#define GIONG__FS_CUR_POS ((uint64_t)-1)
+
+/* IORING_OP_FTRUNCATE (Linux 6.9). liburing 2.3's enum stops before it; a
+ * newer liburing has an enumerator of that name, hence our own name. */
+#define GIONG__FS_OP_FTRUNCATE 55
+
+struct giong_file {
+	int fd; /* owned: closed once, by giong_file_close() */
+};
+
+/*
+ * giong__fs_sqe() - an SQE of the calling worker's ring for a task that is
+ * about to giong_io() it. Returns 0 and the SQE in *@out; GIONG_ENOTWORKER
+ * outside a task (no SQE is taken, so nothing stale can be submitted);
+ * -EAGAIN if the kernel refuses every submission.
+ */
+int giong__fs_sqe(struct io_uring_sqe **out);
+
+/* openat(AT_FDCWD, @path, @flags, @mode) through the ring. Returns an owned
+ * descriptor or -errno. May suspend. */
+int giong__fs_openat(const char *path, int flags, unsigned mode);
+
+/* Read or write on @fd at @off (GIONG__FS_CUR_POS: the file position).
+ * @buf is lent to the kernel until this returns. May suspend. */
+ssize_t giong__fs_rw(int fd, bool write, void *buf, size_t len, uint64_t off);
+
+/* Close @fd exactly once (see giong_file_close()). May suspend. */
+int giong__fs_close_fd(int fd);
+
+/* Queue an IORING_OP_CLOSE of @fd without waiting for it: it enters the
+ * kernel with the rest of the tick, and the descriptor is released exactly
+ * once by the end of the tick (close(2) directly outside a task, when the SQE
+ * cannot be queued, or when the kernel cancelled it unrun). The close's
+ * result is lost: only for descriptors whose close result means nothing (a
+ * read-only regular file). Does not suspend. */
+void giong__fs_close_fd_nowait(int fd);
+
+/* statx on (@dfd, @path, @flags) through the ring into @st. May suspend. */
+int giong__fs_statx(int dfd, const char *path, int flags, struct giong_stat *st);
+
+#endif /* GIONG_FS_INTERNAL_H */
