@@ -16,6 +16,48 @@
 
 #include "internal.h"
 
+#ifdef GIONG_VALGRIND
+#include <sys/uio.h>
+#include <valgrind/memcheck.h>
+
+/*
+ * valgrind cannot see the kernel write into a buffer through the ring, and
+ * would call the bytes a read brought uninitialised. For the reads whose
+ * buffer the SQE names (READ, RECV, READV), tell it what the kernel wrote.
+ * Only in GIONG_VALGRIND builds.
+ */
+struct kernel_write {
+	uint8_t opcode;
+	uint64_t addr;
+	uint32_t len;
+};
+
+static struct kernel_write kernel_write_of(const struct io_uring_sqe *sqe)
+{
+	struct kernel_write k = {sqe->opcode, sqe->addr, sqe->len};
+	return k;
+}
+
+static void kernel_wrote(struct kernel_write k, int res)
+{
+	if (res <= 0)
+		return;
+	if (k.opcode == IORING_OP_READ || k.opcode == IORING_OP_RECV) {
+		VALGRIND_MAKE_MEM_DEFINED((void *)(uintptr_t)k.addr, (size_t)res);
+	} else if (k.opcode == IORING_OP_READV) {
+		const struct iovec *iov = (const struct iovec *)(uintptr_t)k.addr;
+		size_t left = (size_t)res;
+
+		for (uint32_t i = 0; i < k.len && left; i++) {
+			size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+			VALGRIND_MAKE_MEM_DEFINED(iov[i].iov_base, n);
+			left -= n;
+		}
+	}
+}
+#endif
+
 static struct giong__op *op_at(struct giong__op_slab *s, uint32_t idx)
 {
 	return &s->chunks[idx >> GIONG__OP_CHUNK_SHIFT][idx & (GIONG__OP_CHUNK - 1)];
@@ -251,6 +293,9 @@ int giong_io(struct io_uring_sqe *sqe)
 	memset(&wt, 0, sizeof(wt));
 	wt.kind = GIONG__WAIT_IO;
 	wt.f = f;
+#ifdef GIONG_VALGRIND
+	struct kernel_write kw = kernel_write_of(sqe);
+#endif
 	/* &wt lives on this task's stack, which stays put while it is parked:
 	 * it is the op's context until the final CQE resumes us. */
 	ret = giong__op_start(w, sqe, fiber_io_done, &wt, &wt.op_id);
@@ -258,6 +303,9 @@ int giong_io(struct io_uring_sqe *sqe)
 		return ret;
 	ret = giong__park(w, &wt);
 	f->io_cqe_flags = wt.cqe_flags;
+#ifdef GIONG_VALGRIND
+	kernel_wrote(kw, ret);
+#endif
 	return ret;
 }
 

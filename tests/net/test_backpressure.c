@@ -644,7 +644,7 @@ static void stall_main(unsigned w, void *arg)
 	giong_spawn(stall_echo, &x, &te);
 	giong_sleep_ms(50); /* the stalled write is parked by now */
 	for (int i = 0; i < PINGS; i++) {
-		char msg[64], got[64];
+		char msg[64] = {0}, got[64];
 		uint64_t t0 = giong_now_ms(), dt;
 
 		snprintf(msg, sizeof(msg), "ping %d", i);
