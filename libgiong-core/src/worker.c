@@ -245,6 +245,7 @@ static void spin(struct giong__worker *w)
 
 static void tick_wait(struct giong__worker *w)
 {
+	struct io_uring *ring = &w->ring.ring;
 	unsigned wait_nr = 0;
 	uint64_t timeout = UINT64_MAX;
 	int ret;
@@ -252,10 +253,19 @@ static void tick_wait(struct giong__worker *w)
 	if (!w->run_head) {
 		uint64_t next = min_u64(giong__wheel_next_expiry(&w->wheel), w->grace_deadline);
 
-		if (w->spin_ns && w->stats.sqes_submitted)
-			spin(w);
+		if (w->spin_ns) {
+			/* Spinning waits for the peer's answer to what this tick
+			 * produced: hand that to the kernel first, or there is
+			 * nothing to answer. */
+			if (io_uring_sq_ready(ring))
+				giong__ring_enter(w, 0, UINT64_MAX);
+			if (!io_uring_cq_ready(ring))
+				spin(w);
+		}
 		atomic_store(&w->mbox.sleeping, true);
-		if (!atomic_load(&w->mbox.pending)) {
+		/* Completions already posted need no wait, and no enter at all
+		 * when nothing is left to submit. */
+		if (!atomic_load(&w->mbox.pending) && !io_uring_cq_ready(ring)) {
 			wait_nr = 1;
 			if (next != UINT64_MAX)
 				timeout = next > w->now ? next - w->now : 0;
@@ -270,7 +280,7 @@ static void tick_wait(struct giong__worker *w)
 			struct timespec nap = {0, 200000};
 
 			giong__ring_enter(w, 0, UINT64_MAX);
-			if (!io_uring_cq_ready(&w->ring.ring))
+			if (!io_uring_cq_ready(ring))
 				nanosleep(&nap, NULL);
 			atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
 			return;
