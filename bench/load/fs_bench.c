@@ -14,13 +14,15 @@
  *             per batch (small: three batches per file group: openat; fstat
  *             direct + read; close), SINGLE_ISSUER|DEFER_TASKRUN ring
  *   giong     N fibers on one giong worker: giong_file_read_at (rand4k),
- *             giong_fs_read (small; fstat direct); "giong-statx" does open +
- *             giong_file_stat (IORING_OP_STATX) + read_at + close instead
+ *             giong_fs_read (small; fstat direct), as the library does them by
+ *             default: a direct preadv2(RWF_NOWAIT) first, the ring only on a
+ *             page-cache miss; "giong-statx" does open + giong_file_stat
+ *             (IORING_OP_STATX) + read_at + close instead
+ *   giong-ring-only  the same calls with every read an SQE: rand4k opens the
+ *             file with giong_open_options.ring_only, small runs
+ *             giong_fs_read with GIONG_FS_READ=ring in the environment
  *   uv-1cpu   libuv's uv_fs_* (its thread pool) with the process pinned to CPU 0
  *   uv-2cpu   the same, free on every CPU
- *   nowait    (rand4k) an experiment, not the library: giong with each read
- *             first tried as a direct preadv2(RWF_NOWAIT), the ring only on a
- *             page-cache miss
  * Every single-threaded peer and giong is pinned to CPU 0. Each measurement
  * runs in a fresh child process; a round runs every measurement once, in
  * order; ratios are taken within a round, and the medians are printed.
@@ -368,10 +370,11 @@ static double uring_small(int depth)
 struct gjob {
 	int depth;
 	bool statx;
-	bool nowait;
+	bool ring_only;
 	long per_task;
 	struct giong_file *big;
 	double rate;
+	double sqes_per_op; /* SQEs the worker submitted per operation */
 	int err;
 };
 
@@ -386,14 +389,6 @@ static intptr_t g_rand_task(void *arg)
 	for (long i = 0; i < j->per_task; i++) {
 		int64_t off = (int64_t)rand_off(&s);
 
-		if (j->nowait) {
-			/* Experiment, not the library: try the page cache with a
-			 * direct preadv2(RWF_NOWAIT), use the ring only on a miss. */
-			struct iovec iov = { buf, BLK };
-
-			if (preadv2(giong_file_fd(j->big), &iov, 1, off, RWF_NOWAIT) == BLK)
-				continue;
-		}
 		if (giong_file_read_at(j->big, buf, BLK, off) != BLK)
 			return -1;
 	}
@@ -437,13 +432,15 @@ static void g_main(unsigned worker, void *arg)
 {
 	struct gjob *j = arg;
 	struct giong_task *t[DEPTH_MAX];
-	const struct giong_open_options ro = { .read = true };
+	struct giong_stats s0, s1;
+	const struct giong_open_options ro = { .read = true, .ring_only = j->ring_only };
 	giong_task_fn fn = j->big ? g_rand_task : g_small_task;
 	double t0;
 
 	(void)worker;
 	if (j->big && (j->err = giong_file_open(big_path, &ro, &j->big)))
 		return;
+	giong_stats(&s0);
 	t0 = now_s();
 	for (int i = 0; i < j->depth; i++)
 		if ((j->err = giong_spawn(fn, j, &t[i])))
@@ -456,21 +453,37 @@ static void g_main(unsigned worker, void *arg)
 			j->err = (int)res;
 	}
 	j->rate = (double)j->per_task * j->depth / (now_s() - t0);
+	giong_stats(&s1);
+	j->sqes_per_op =
+		(double)(s1.sqes_submitted - s0.sqes_submitted) / ((double)j->per_task * j->depth);
 	if (j->big)
 		giong_file_close(j->big);
 }
 
-static double giong_run(int depth, bool rand4k, bool statx, bool nowait)
+static double giong_run(int depth, bool rand4k, bool statx, bool ring_only)
 {
 	struct gjob j = { .depth = depth,
 			  .statx = statx,
-			  .nowait = nowait,
+			  .ring_only = ring_only,
 			  .per_task = nops / depth,
 			  .big = rand4k ? (struct giong_file *)1 : NULL };
 	int err = giong_block_on(g_main, &j);
 
 	if (err || j.err)
 		die("giong", err ? err : j.err);
+	/* Which read path ran: with the data in the page cache the fast path
+	 * makes no SQE for a read (rand4k: ~0 per op; small: open + close, ~2),
+	 * the ring one per read (1; 3). */
+	if (!statx) {
+		double reads = ring_only || getenv("GIONG_FS_READ") ? 1 : 0;
+		double expect = (rand4k ? 0 : 2) + reads;
+
+		if (j.sqes_per_op < expect - 0.05 || j.sqes_per_op > expect + 0.05) {
+			fprintf(stderr, "fs_bench: %.2f SQEs per operation, expected %.0f\n",
+				j.sqes_per_op, expect);
+			exit(2);
+		}
+	}
 	return j.rate;
 }
 
@@ -479,14 +492,22 @@ static double giong_rand4k(int d)
 	return giong_run(d, true, false, false);
 }
 
-static double giong_rand4k_nowait(int d)
+static double g_rand4k_ro(int d)
 {
-	return giong_run(d, true, false, true);
+	return giong_run(d, true, false, true); /* giong_open_options.ring_only */
 }
 
 static double giong_small(int d)
 {
 	return giong_run(d, false, false, false);
+}
+
+static double g_small_ro(int d)
+{
+	/* giong_fs_read has no options: the process-wide switch, read once by
+	 * the library (each measurement is a fresh child process). */
+	setenv("GIONG_FS_READ", "ring", 1);
+	return giong_run(d, false, false, true);
 }
 
 static double giong_small_statx(int d)
@@ -630,22 +651,24 @@ static struct meas M[] = {
 	{ .work = "rand4k", .depth = 1, .peer = "block", .cpu = 0, .fn = block_rand4k },
 	{ .work = "rand4k", .depth = 1, .peer = "liburing", .cpu = 0, .fn = uring_rand4k },
 	{ .work = "rand4k", .depth = 1, .peer = "giong", .cpu = 0, .fn = giong_rand4k },
-	{ .work = "rand4k", .depth = 1, .peer = "nowait", .cpu = 0, .fn = giong_rand4k_nowait },
+	{ .work = "rand4k", .depth = 1, .peer = "giong-ring-only", .cpu = 0, .fn = g_rand4k_ro },
 	{ .work = "rand4k", .depth = 1, .peer = "uv-1cpu", .cpu = 0, .fn = uv_rand4k },
 	{ .work = "rand4k", .depth = 1, .peer = "uv-2cpu", .cpu = -1, .fn = uv_rand4k },
 	{ .work = "rand4k", .depth = 64, .peer = "liburing", .cpu = 0, .fn = uring_rand4k },
 	{ .work = "rand4k", .depth = 64, .peer = "giong", .cpu = 0, .fn = giong_rand4k },
-	{ .work = "rand4k", .depth = 64, .peer = "nowait", .cpu = 0, .fn = giong_rand4k_nowait },
+	{ .work = "rand4k", .depth = 64, .peer = "giong-ring-only", .cpu = 0, .fn = g_rand4k_ro },
 	{ .work = "rand4k", .depth = 64, .peer = "uv-1cpu", .cpu = 0, .fn = uv_rand4k },
 	{ .work = "rand4k", .depth = 64, .peer = "uv-2cpu", .cpu = -1, .fn = uv_rand4k },
 	{ .work = "small", .depth = 1, .peer = "block", .cpu = 0, .fn = block_small },
 	{ .work = "small", .depth = 1, .peer = "liburing", .cpu = 0, .fn = uring_small },
 	{ .work = "small", .depth = 1, .peer = "giong", .cpu = 0, .fn = giong_small },
+	{ .work = "small", .depth = 1, .peer = "giong-ring-only", .cpu = 0, .fn = g_small_ro },
 	{ .work = "small", .depth = 1, .peer = "giong-statx", .cpu = 0, .fn = giong_small_statx },
 	{ .work = "small", .depth = 1, .peer = "uv-1cpu", .cpu = 0, .fn = uv_small },
 	{ .work = "small", .depth = 1, .peer = "uv-2cpu", .cpu = -1, .fn = uv_small },
 	{ .work = "small", .depth = 64, .peer = "liburing", .cpu = 0, .fn = uring_small },
 	{ .work = "small", .depth = 64, .peer = "giong", .cpu = 0, .fn = giong_small },
+	{ .work = "small", .depth = 64, .peer = "giong-ring-only", .cpu = 0, .fn = g_small_ro },
 	{ .work = "small", .depth = 64, .peer = "giong-statx", .cpu = 0, .fn = giong_small_statx },
 	{ .work = "small", .depth = 64, .peer = "uv-1cpu", .cpu = 0, .fn = uv_small },
 	{ .work = "small", .depth = 64, .peer = "uv-2cpu", .cpu = -1, .fn = uv_small },
@@ -724,8 +747,8 @@ static double ratio(const struct meas *g, const struct meas *p, int rounds)
 static void report(int rounds)
 {
 	static const char *works[] = { "rand4k", "small" };
-	static const char *peers[] = { "block",	 "liburing", "giong",  "giong-statx",
-				       "nowait", "uv-1cpu",  "uv-2cpu" };
+	static const char *peers[] = { "block",	      "liburing", "giong",  "giong-ring-only",
+				       "giong-statx", "uv-1cpu",  "uv-2cpu" };
 
 	printf("\n| workload | in flight | peer | median kops/s | min | max | giong / peer (median of per-round ratios) |\n");
 	printf("|---|---:|---|---:|---:|---:|---:|\n");
@@ -759,9 +782,14 @@ static void report(int rounds)
 		struct meas *u1 = find(works[w], 1, "liburing"), *b1 = find(works[w], 1, "block");
 		struct meas *u64 = find(works[w], 64, "liburing"),
 			    *v64 = find(works[w], 64, "uv-1cpu");
+		struct meas *r1 = find(works[w], 1, "giong-ring-only"),
+			    *r64 = find(works[w], 64, "giong-ring-only");
 
-		printf("  %s: liburing/block at 1 = %.2f; liburing/uv-1cpu at 64 = %.2f\n",
-		       works[w], ratio(u1, b1, rounds), ratio(u64, v64, rounds));
+		printf("  %s: liburing/block at 1 = %.2f; liburing/uv-1cpu at 64 = %.2f; "
+		       "giong-ring-only/block at 1 = %.2f; giong-ring-only/liburing at 64 = %.2f; "
+		       "giong-ring-only/uv-1cpu at 64 = %.2f\n",
+		       works[w], ratio(u1, b1, rounds), ratio(u64, v64, rounds),
+		       ratio(r1, b1, rounds), ratio(r64, u64, rounds), ratio(r64, v64, rounds));
 	}
 }
 

@@ -59,15 +59,24 @@ int giong_open_options_flags(const struct giong_open_options *o)
 
 /* ------------------------------------------------------- open and close */
 
-static int file_wrap(int fd, struct giong_file **ret)
+static int file_wrap(int fd, unsigned char direct, struct giong_file **ret)
 {
 	struct giong_file *f = malloc(sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
 	f->fd = fd;
+	f->direct = direct;
 	*ret = f;
 	return 0;
+}
+
+/* The fast-path state of a new file. O_DIRECT: a synchronous direct read
+ * waits for the device even with RWF_NOWAIT, so those files use the ring. */
+static unsigned char direct_state(bool ring_only, int flags)
+{
+	return (unsigned char)((ring_only ? GIONG__FS_RING_ONLY : 0) |
+			       ((flags & O_DIRECT) ? GIONG__FS_NO_NOWAIT : 0));
 }
 
 int giong_file_open(const char *path, const struct giong_open_options *opts,
@@ -85,7 +94,7 @@ int giong_file_open(const char *path, const struct giong_open_options *opts,
 	fd = giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666);
 	if (fd < 0)
 		return fd;
-	err = file_wrap(fd, ret);
+	err = file_wrap(fd, direct_state(opts->ring_only, flags), ret);
 	if (err)
 		giong__fs_close_fd(fd);
 	return err;
@@ -100,11 +109,26 @@ int giong_file_create(const char *path, struct giong_file **ret)
 
 int giong_file_from_fd(int fd, struct giong_file **ret)
 {
+	int flags;
+
 	if (ret)
 		*ret = NULL;
 	if (fd < 0 || !ret)
 		return -EINVAL;
-	return file_wrap(fd, ret);
+	flags = fcntl(fd, F_GETFL); /* -1 (not a descriptor): its reads fail anyway */
+	return file_wrap(fd, direct_state(false, flags < 0 ? 0 : flags), ret);
+}
+
+int giong_file_set_ring_only(struct giong_file *f, bool on)
+{
+	if (!f)
+		return -EINVAL;
+	if (on)
+		__atomic_fetch_or(&f->direct, GIONG__FS_RING_ONLY, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&f->direct, (unsigned char)~GIONG__FS_RING_ONLY,
+				   __ATOMIC_RELAXED);
+	return 0;
 }
 
 int giong_file_into_fd(struct giong_file *f)
@@ -138,9 +162,12 @@ int giong_file_close(struct giong_file *f)
 
 ssize_t giong_file_read_at(struct giong_file *f, void *buf, size_t len, int64_t off)
 {
+	struct iovec iov = { buf, len };
+
 	if (!f || (!buf && len) || off < 0)
 		return -EINVAL;
-	return giong__fs_rw(f->fd, false, buf, len, (uint64_t)off);
+	/* &iov: this frame, which outlives the read. */
+	return giong__fs_pread(f->fd, &f->direct, &iov, 1, (uint64_t)off, true);
 }
 
 ssize_t giong_file_write_at(struct giong_file *f, const void *buf, size_t len, int64_t off)
@@ -181,31 +208,19 @@ static ssize_t rwv(struct giong_file *f, bool write, const struct iovec *iov, in
 		   int64_t off)
 {
 	struct io_uring_sqe *sqe;
-	size_t left;
-	ssize_t n;
 	int err;
 
 	if (!f || (!iov && iovcnt) || iovcnt < 0 || iovcnt > IOV_MAX || off < 0)
 		return -EINVAL;
+	/* @iov and the buffers it points to: the caller's, lent to the kernel
+	 * until the read or giong_io() returns after the final CQE. */
+	if (!write)
+		return giong__fs_pread(f->fd, &f->direct, iov, iovcnt, (uint64_t)off, true);
 	err = giong__fs_sqe(&sqe);
 	if (err)
 		return err;
-	/* @iov and the buffers it points to: the caller's, lent to the kernel
-	 * until giong_io() returns after the final CQE. */
-	if (write) {
-		io_uring_prep_writev(sqe, f->fd, iov, (unsigned)iovcnt, (uint64_t)off);
-		return giong_io(sqe);
-	}
-	io_uring_prep_readv(sqe, f->fd, iov, (unsigned)iovcnt, (uint64_t)off);
-	n = giong_io(sqe);
-	left = n > 0 ? (size_t)n : 0;
-	for (int i = 0; i < iovcnt && left > 0; i++) {
-		size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
-
-		GIONG__FS_KERNEL_WROTE(iov[i].iov_base, k);
-		left -= k;
-	}
-	return n;
+	io_uring_prep_writev(sqe, f->fd, iov, (unsigned)iovcnt, (uint64_t)off);
+	return giong_io(sqe);
 }
 
 ssize_t giong_file_readv_at(struct giong_file *f, const struct iovec *iov, int iovcnt, int64_t off)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <liburing.h>
 
@@ -35,8 +36,15 @@
  * newer liburing has an enumerator of that name, hence our own name. */
 #define GIONG__FS_OP_FTRUNCATE 55
 
+/* giong_file.direct: 0 = reads try the page-cache fast path first; any bit
+ * set = reads go through the ring. Read and written with relaxed atomics:
+ * tasks of several workers may share a file. */
+#define GIONG__FS_RING_ONLY 1u /* the user asked (ring_only, set_ring_only) */
+#define GIONG__FS_NO_NOWAIT 2u /* the kernel refused RWF_NOWAIT, or O_DIRECT */
+
 struct giong_file {
 	int fd; /* owned: closed once, by giong_file_close() */
+	unsigned char direct; /* GIONG__FS_* bits, see above */
 };
 
 /*
@@ -54,6 +62,19 @@ int giong__fs_openat(const char *path, int flags, unsigned mode);
 /* Read or write on @fd at @off (GIONG__FS_CUR_POS: the file position).
  * @buf is lent to the kernel until this returns. May suspend. */
 ssize_t giong__fs_rw(int fd, bool write, void *buf, size_t len, uint64_t off);
+
+/*
+ * giong__fs_pread() - positional read of @iov (@iovcnt entries, all lent
+ * until this returns) at @off on @fd: the page-cache fast path when *@direct
+ * is 0 (a direct preadv2(RWF_NOWAIT), the ring on EAGAIN), else the ring.
+ * Sets GIONG__FS_NO_NOWAIT in *@direct when the kernel refuses RWF_NOWAIT on
+ * @fd. With @complete, a direct read that stops short reads on to the end of
+ * the request or of the file, as io_uring does for regular files; without,
+ * the short count is returned (the caller loops). @off must be a real offset
+ * (not GIONG__FS_CUR_POS). Returns bytes or -errno. May suspend or yield.
+ */
+ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, int iovcnt,
+			uint64_t off, bool complete);
 
 /* Close @fd exactly once (see giong_file_close()). May suspend. */
 int giong__fs_close_fd(int fd);

@@ -9,17 +9,37 @@
  * deadline passes (the kernel is asked to cancel and its answer awaited).
  * So every pointer handed to the kernel here points into the caller's frame
  * or the caller's buffer, which outlive the operation.
+ *
+ * The one exception is the page-cache fast path of positional reads
+ * (giong__fs_pread): a direct preadv2(RWF_NOWAIT) first, the ring on a miss.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fs_internal.h"
 
-int giong__fs_sqe(struct io_uring_sqe **out)
+/*
+ * The run of direct reads of the task running on this worker thread: which
+ * task made the last fast-path reads, how many and how many bytes since it
+ * last parked in one of our operations or yielded. A task whose reads all
+ * hit the page cache never parks; it yields when the run is long enough
+ * (see direct_gate()). Per thread, hence per worker; another task's direct
+ * read starts a new run. A task that parked elsewhere (a sleep, a socket)
+ * keeps its count: at worst it yields a little early.
+ */
+static __thread struct {
+	const struct giong_task *task;
+	unsigned reads;
+	size_t bytes;
+} run;
+
+static int take_sqe(struct io_uring_sqe **out)
 {
 	/* Outside a task giong_io() would refuse the SQE without discarding it,
 	 * and it would go to the kernel with whatever it held: take none. */
@@ -27,6 +47,12 @@ int giong__fs_sqe(struct io_uring_sqe **out)
 		return GIONG_ENOTWORKER;
 	*out = giong_sqe();
 	return *out ? 0 : -EAGAIN;
+}
+
+int giong__fs_sqe(struct io_uring_sqe **out)
+{
+	run.task = NULL; /* the caller is about to park in giong_io() */
+	return take_sqe(out);
 }
 
 int giong__fs_openat(const char *path, int flags, unsigned mode)
@@ -65,6 +91,206 @@ ssize_t giong__fs_rw(int fd, bool write, void *buf, size_t len, uint64_t off)
 	if (err > 0)
 		GIONG__FS_KERNEL_WROTE(buf, (size_t)err);
 	return err;
+}
+
+/* ------------------------------------------------ the page-cache fast path */
+
+/* Bytes @iov asks for, capped at GIONG__FS_MAX_RW (what one read moves). */
+static size_t iov_want(const struct iovec *iov, int iovcnt)
+{
+	size_t sum = 0;
+
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len >= GIONG__FS_MAX_RW - sum)
+			return GIONG__FS_MAX_RW;
+		sum += iov[i].iov_len;
+	}
+	return sum;
+}
+
+/* The read through the ring: one SQE (IORING_OP_READ for one buffer,
+ * READV for more), awaited. @iov and its buffers are the caller's, lent to
+ * the kernel until giong_io() returns after the final CQE. */
+static ssize_t ring_preadv(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	struct io_uring_sqe *sqe;
+	size_t left;
+	ssize_t n;
+	int err = giong__fs_sqe(&sqe);
+
+	if (err)
+		return err;
+	if (iovcnt == 1) {
+		size_t len = iov[0].iov_len < GIONG__FS_MAX_RW ? iov[0].iov_len : GIONG__FS_MAX_RW;
+
+		io_uring_prep_read(sqe, fd, iov[0].iov_base, (unsigned)len, off);
+	} else {
+		io_uring_prep_readv(sqe, fd, iov, (unsigned)iovcnt, off);
+	}
+	n = giong_io(sqe);
+	left = n > 0 ? (size_t)n : 0;
+	for (int i = 0; i < iovcnt && left > 0; i++) {
+		size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+		GIONG__FS_KERNEL_WROTE(iov[i].iov_base, k);
+		left -= k;
+	}
+	return n;
+}
+
+/*
+ * The direct attempt. RWF_NOWAIT: the kernel copies what is in the page
+ * cache and returns; where it would have to read from the disk or wait for
+ * a lock it returns EAGAIN instead (after starting readahead). It never
+ * blocks the worker on I/O: it is the very attempt io_uring makes inline
+ * when it issues a read SQE (IOCB_NOWAIT), minus the ring round trip. What
+ * it shares with that inline attempt: a page fault on the caller's buffer,
+ * and the time the copy itself takes. Not for O_DIRECT descriptors: a
+ * synchronous direct read waits for the device even with RWF_NOWAIT (those
+ * files are marked GIONG__FS_NO_NOWAIT when opened).
+ */
+static ssize_t nowait_preadv(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	ssize_t n = preadv2(fd, iov, iovcnt, (off_t)off, RWF_NOWAIT);
+
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * Before a direct read: what giong_io() checks before it takes an SQE (a
+ * cancelled task gets -ECANCELED, one past its deadline -ETIMEDOUT, with no
+ * I/O), and the yield that keeps a task whose reads all hit the cache from
+ * starving the worker: after GIONG_FS_DIRECT_READS_PER_YIELD direct reads
+ * (or GIONG_FS_DIRECT_BYTES_PER_YIELD bytes) in a row, giong_yield() lets
+ * every other ready task run and the worker tick (timers, completions, and
+ * the clock the deadline check reads). Returns 0 or the error to return.
+ */
+static int direct_gate(void)
+{
+	const struct giong_task *t = giong_task_current();
+	uint64_t dl;
+
+	if (!t)
+		return GIONG_ENOTWORKER;
+	if (run.task == t && (run.reads >= GIONG_FS_DIRECT_READS_PER_YIELD ||
+			      run.bytes >= GIONG_FS_DIRECT_BYTES_PER_YIELD)) {
+		int r = giong_yield(); /* -ECANCELED if cancelled meanwhile */
+
+		run.task = NULL;
+		if (r)
+			return r;
+	}
+	if (run.task != t) {
+		run.task = t;
+		run.reads = 0;
+		run.bytes = 0;
+	}
+	if (giong_task_cancelled())
+		return -ECANCELED;
+	dl = giong_deadline();
+	if (dl != GIONG_NO_DEADLINE && dl <= giong_now_ms())
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * A direct read of @want bytes stopped at @done: the end of the file, or a
+ * page that is not in the cache (RWF_NOWAIT returns what it copied before
+ * it). Read on to the end of the request, as io_uring does for a regular
+ * file, so that a short count still means the end of the file: directly
+ * while the cache has the pages, through the ring from the first miss on.
+ * At the end of the file the next direct read returns 0 at once. Each step
+ * reads either the rest of one partly filled iovec entry or the untouched
+ * entries after it (the caller's array is never modified). An error or a
+ * cancel after some data returns the data.
+ */
+static ssize_t read_on(int fd, const struct iovec *iov, int iovcnt, uint64_t off, size_t done,
+		       size_t want)
+{
+	bool ring = false;
+
+	while (done < want) {
+		size_t skip = done;
+		int i = 0;
+
+		while (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			i++;
+		}
+		struct iovec part = { (char *)iov[i].iov_base + skip, iov[i].iov_len - skip };
+		const struct iovec *v = skip ? &part : &iov[i];
+		int vcnt = skip ? 1 : iovcnt - i;
+		ssize_t n = -EAGAIN;
+
+		if (!ring) {
+			n = nowait_preadv(fd, v, vcnt, off + done);
+			ring = n == -EAGAIN;
+		}
+		if (ring)
+			n = ring_preadv(fd, v, vcnt, off + done);
+		if (n <= 0)
+			break; /* 0: the end of the file; < 0: keep what we have */
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* GIONG_FS_READ=ring in the environment: every read of the process through
+ * the ring, giong_fs_read() included (read once; 0 unknown, 1 fast path
+ * allowed, 2 ring only). Threads racing to fill it in agree. */
+static int read_env;
+
+static bool env_ring_only(void)
+{
+	int s = __atomic_load_n(&read_env, __ATOMIC_RELAXED);
+
+	if (!s) {
+		const char *env = getenv("GIONG_FS_READ");
+
+		s = env && strcmp(env, "ring") == 0 ? 2 : 1;
+		__atomic_store_n(&read_env, s, __ATOMIC_RELAXED);
+	}
+	return s == 2;
+}
+
+ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, int iovcnt,
+			uint64_t off, bool complete)
+{
+	size_t want = iov_want(iov, iovcnt);
+	ssize_t n, r;
+	int err;
+
+	/* Nothing to read: the ring gives the answer it always gave. */
+	if (__atomic_load_n(direct, __ATOMIC_RELAXED) || want == 0 || env_ring_only())
+		return ring_preadv(fd, iov, iovcnt, off);
+	err = direct_gate();
+	if (err)
+		return err;
+	n = nowait_preadv(fd, iov, iovcnt, off);
+	if (n >= 0) {
+		run.reads++;
+		run.bytes += (size_t)n;
+		if (complete && n > 0 && (size_t)n < want)
+			n = read_on(fd, iov, iovcnt, off, (size_t)n, want);
+		return n;
+	}
+	switch (n) {
+	case -EOPNOTSUPP: /* no RWF_NOWAIT here (tmpfs, /proc, FUSE, a directory) */
+	case -ESPIPE: /* a pipe, FIFO, socket or terminal: the ring ignores @off */
+		__atomic_fetch_or(direct, GIONG__FS_NO_NOWAIT, __ATOMIC_RELAXED);
+		return ring_preadv(fd, iov, iovcnt, off);
+	case -EINVAL:
+		/* A filesystem that refuses the flag, or a request the ring will
+		 * refuse as well: remember only the former. */
+		r = ring_preadv(fd, iov, iovcnt, off);
+		if (r != -EINVAL)
+			__atomic_fetch_or(direct, GIONG__FS_NO_NOWAIT, __ATOMIC_RELAXED);
+		return r;
+	default:
+		/* -EAGAIN: not (all) in the cache, the ring waits for the disk.
+		 * Any other error: let the ring give its own answer, as before. */
+		return ring_preadv(fd, iov, iovcnt, off);
+	}
 }
 
 static void ts_from_statx(struct giong_timestamp *t, const struct statx_timestamp *s)
@@ -187,7 +413,7 @@ void giong__fs_close_fd_nowait(int fd)
 
 	if (fd < 0)
 		return;
-	if (giong__fs_sqe(&sqe)) {
+	if (take_sqe(&sqe)) { /* not awaited: the task does not park */
 		close(fd);
 		return;
 	}

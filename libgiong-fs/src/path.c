@@ -41,8 +41,12 @@ static int grow(char **buf, size_t *cap, size_t need)
  * on until the kernel returns 0). A file that grew since the fstat fills the
  * request completely, and the loop grows the buffer and reads on.
  */
-static int read_to_end(int fd, bool seekable, size_t hint, char **ret_buf, size_t *ret_len)
+static int read_to_end(int fd, bool seekable, bool regular, size_t hint, char **ret_buf,
+		       size_t *ret_len)
 {
+	/* A regular file tries the page cache directly first (see
+	 * giong__fs_pread); this call's own memory of a refusal. */
+	unsigned char direct = regular ? 0 : GIONG__FS_NO_NOWAIT;
 	size_t cap = (hint ? hint : 4094) + 2; /* + the probe byte + the NUL */
 	size_t total = 0;
 	char *buf;
@@ -61,9 +65,15 @@ static int read_to_end(int fd, bool seekable, size_t hint, char **ret_buf, size_
 			break;
 		want = cap - total - 1; /* keep room for the NUL */
 		/* buf + total: our heap buffer, lent to the kernel until the
-		 * read returns; freed only after that. */
-		n = giong__fs_rw(fd, false, buf + total, want,
-				 seekable ? (uint64_t)total : GIONG__FS_CUR_POS);
+		 * read returns; freed only after that. A short direct read is
+		 * not completed there: this loop reads on. */
+		if (seekable) {
+			struct iovec iov = { buf + total, want };
+
+			n = giong__fs_pread(fd, &direct, &iov, 1, (uint64_t)total, false);
+		} else {
+			n = giong__fs_rw(fd, false, buf + total, want, GIONG__FS_CUR_POS);
+		}
 		if (n < 0) {
 			err = (int)n;
 			break;
@@ -109,7 +119,8 @@ int giong_fs_read(const char *path, char **buf, size_t *len)
 	} else {
 		if (S_ISREG(st.st_mode) && st.st_size > 0)
 			hint = (uint64_t)st.st_size > SIZE_MAX ? SIZE_MAX : (size_t)st.st_size;
-		err = read_to_end(fd, S_ISREG(st.st_mode) || S_ISBLK(st.st_mode), hint, buf, len);
+		err = read_to_end(fd, S_ISREG(st.st_mode) || S_ISBLK(st.st_mode),
+				  S_ISREG(st.st_mode), hint, buf, len);
 	}
 	/* A read-only descriptor: a close error says nothing about the data, so
 	 * the close is queued, not awaited (one ring round trip less per file:
@@ -125,7 +136,7 @@ void giong_fs_free(void *buf)
 
 int giong_fs_write(const char *path, const void *data, size_t len)
 {
-	struct giong_file f;
+	struct giong_file f = { .fd = -1, .direct = 0 };
 	int err, cerr;
 
 	if (!path || (!data && len))

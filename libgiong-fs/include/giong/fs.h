@@ -7,7 +7,10 @@
  * operation is an SQE in the worker's ring, awaited with giong_io(), so it
  * honours the task's deadline (-ETIMEDOUT) and cancellation (-ECANCELED) and
  * never returns before the kernel is done with the caller's memory. There is
- * no thread pool. What does not go through the ring (fstat for
+ * no thread pool. Positional reads first try the page cache with a direct
+ * preadv2(RWF_NOWAIT), which never waits for the disk, and use the ring only
+ * on a miss (per-file switch: giong_open_options.ring_only); see
+ * <giong/fs/file.h>. What else does not go through the ring (fstat for
  * giong_file_len() and giong_fs_read(), getdents64 for directories, ftruncate
  * on kernels older than 6.9) is listed in docs/fs.md and at each function.
  *

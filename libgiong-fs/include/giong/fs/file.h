@@ -16,6 +16,26 @@
  * until the call returns (giong_io() parks the task until the operation's
  * completion, also when it is cancelled or times out), and is never written
  * after that.
+ *
+ * Page-cache fast path. Positional reads (giong_file_read_at(),
+ * giong_file_readv_at(), and the reads inside giong_fs_read()) first try a
+ * direct preadv2(2) with RWF_NOWAIT on the worker; only when the kernel
+ * answers EAGAIN (some data is not in the page cache) does the read become
+ * an SQE and the task park. RWF_NOWAIT never waits for the disk or for a
+ * lock: the read is the same non-blocking attempt io_uring itself makes
+ * inline when it issues a read SQE, without the ring round trip. Before it,
+ * the call fails with -ECANCELED / -ETIMEDOUT exactly as giong_io() would for
+ * a cancelled task or a passed deadline. A task whose reads all hit the
+ * cache never parks, so after GIONG_FS_DIRECT_READS_PER_YIELD direct reads
+ * in a row (or GIONG_FS_DIRECT_BYTES_PER_YIELD bytes) it calls giong_yield():
+ * other tasks, timers and completions run, and the worker's clock (hence the
+ * deadline check) moves on. Files that cannot take RWF_NOWAIT (tmpfs, /proc,
+ * FUSE, pipes and FIFOs: -EOPNOTSUPP, -EINVAL or -ESPIPE) fall back to the
+ * ring, and the file remembers it; files opened with O_DIRECT always use the
+ * ring. Writes always use the ring. Turn the fast path off per file with
+ * giong_open_options.ring_only or giong_file_set_ring_only(), or for the
+ * whole process (giong_fs_read() included) with GIONG_FS_READ=ring in the
+ * environment (read once). See docs/fs.md.
  */
 #ifndef GIONG_FS_FILE_H
 #define GIONG_FS_FILE_H
@@ -31,6 +51,11 @@
 GIONG_BEGIN_DECLS
 
 struct giong_file;
+
+/* The fast path yields after this many direct reads in a row by one task... */
+#define GIONG_FS_DIRECT_READS_PER_YIELD 16
+/* ...or once its direct reads in a row have moved this many bytes. */
+#define GIONG_FS_DIRECT_BYTES_PER_YIELD (256u * 1024u)
 
 /*
  * How to open a file: the meaning of open(2), with the combinations that
@@ -52,6 +77,11 @@ struct giong_file;
  *               0 means the default 0666.
  *   custom_flags extra open(2) flags OR'ed in (O_NOFOLLOW, O_NOATIME,
  *               O_DIRECT, O_SYNC, O_PATH, ...). O_CLOEXEC is always added.
+ *   ring_only   not an open(2) flag: every read of this file is an SQE (no
+ *               direct RWF_NOWAIT attempt first; see "Page-cache fast path"
+ *               above). For data you expect to be cold, or to batch many
+ *               reads of many tasks into one io_uring_enter. Default false.
+ *               giong_file_set_ring_only() changes it later.
  *
  * -EINVAL: none of read/write/append; create, create_new or truncate without
  * write or append; truncate with append (unless create_new); custom_flags
@@ -65,6 +95,7 @@ struct giong_open_options {
 	bool create;
 	bool create_new;
 	bool truncate;
+	bool ring_only; /* not open(2): reads always through the ring (see above) */
 	unsigned mode;
 	int custom_flags;
 };
@@ -108,6 +139,9 @@ GIONG_API int giong_file_create(const char *path, struct giong_file **ret);
 /*
  * giong_file_from_fd() - wrap descriptor @fd (takes ownership: it is closed
  * by giong_file_close()). For stdin, pipes, or a descriptor made elsewhere.
+ * Reads use the fast path unless @fd has O_DIRECT (fcntl(F_GETFL), once);
+ * a descriptor switched to O_DIRECT later with fcntl(F_SETFL) must be made
+ * ring_only with giong_file_set_ring_only().
  * Returns 0 and an owned file in *@ret, -EINVAL for a negative @fd or NULL
  * @ret, -ENOMEM (then @fd is left open and still the caller's).
  * Does not suspend.
@@ -120,6 +154,16 @@ GIONG_API int giong_file_from_fd(int fd, struct giong_file **ret);
  * Returns -EINVAL for NULL. Does not suspend.
  */
 GIONG_API int giong_file_into_fd(struct giong_file *f);
+
+/*
+ * giong_file_set_ring_only() - turn the page-cache fast path of @f off (@on
+ * true: every read is an SQE) or back on (false; a file whose kernel refused
+ * RWF_NOWAIT, or opened with O_DIRECT, keeps using the ring all the same).
+ * The same as giong_open_options.ring_only, also for giong_file_from_fd().
+ * Tasks reading @f meanwhile see the change at their next read.
+ * Returns 0, or -EINVAL for NULL. Does not suspend.
+ */
+GIONG_API int giong_file_set_ring_only(struct giong_file *f, bool on);
 
 /* giong_file_fd() - the descriptor of @f (borrowed: valid until @f is
  * closed), or -EINVAL for NULL. Does not suspend. */
@@ -147,7 +191,13 @@ GIONG_API int giong_file_close(struct giong_file *f);
  * -EISDIR, -EBADF (not opened for reading), ... If the task is cancelled or
  * its deadline passes while the read is in the kernel and the read
  * completed anyway, its count is returned and the data is in @buf.
- * On a pipe, FIFO or terminal, @off is ignored. May suspend.
+ * On a regular file fewer than @len bytes (at most 0x7ffff000) means the end
+ * of the file: as io_uring does, a read that found only part of its range in
+ * the page cache reads on (through the ring) to the end of the request; if
+ * the task is cancelled or times out then, the bytes already read are
+ * returned. Tries the page cache directly first (see "Page-cache fast path"
+ * above). On a pipe, FIFO or terminal, @off is ignored. May suspend (and,
+ * on a cache hit, may yield).
  */
 GIONG_API ssize_t giong_file_read_at(struct giong_file *f, void *buf, size_t len, int64_t off);
 
@@ -176,7 +226,9 @@ GIONG_API int giong_file_write_all_at(struct giong_file *f, const void *buf, siz
  * (preadv/pwritev). @iov (@iovcnt entries, 0..IOV_MAX) and the buffers it
  * points to are lent to the kernel until the call returns.
  * Returns bytes moved or -errno; -EINVAL for a NULL @iov with @iovcnt > 0,
- * @iovcnt < 0 or > IOV_MAX, a negative @off. May suspend.
+ * @iovcnt < 0 or > IOV_MAX, a negative @off. readv_at reads as read_at does
+ * (page-cache fast path first; short only at the end of a regular file).
+ * May suspend.
  */
 GIONG_API ssize_t giong_file_readv_at(struct giong_file *f, const struct iovec *iov, int iovcnt,
 				      int64_t off);

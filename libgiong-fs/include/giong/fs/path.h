@@ -22,7 +22,10 @@ GIONG_BEGIN_DECLS
 
 /*
  * giong_fs_read() - read the whole file at @path: open (ring), fstat(2)
- * directly for the size hint, reads (ring) until end of file, close (ring).
+ * directly for the size hint, reads until end of file (a regular file: the
+ * page-cache fast path of <giong/fs/file.h>, a direct preadv2(RWF_NOWAIT),
+ * and the ring only for what is not cached; anything else: the ring),
+ * close (ring).
  * The close is queued but not awaited (its result would say nothing about
  * data only read): the descriptor is released, exactly once, when the
  * worker next enters the kernel, that is by the end of the current tick.
