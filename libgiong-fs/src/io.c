@@ -141,13 +141,13 @@ static ssize_t ring_preadv(int fd, const struct iovec *iov, int iovcnt, uint64_t
 /*
  * The direct attempt. RWF_NOWAIT: the kernel copies what is in the page
  * cache and returns; where it would have to read from the disk or wait for
- * a lock it returns EAGAIN instead (after starting readahead). It never
- * blocks the worker on I/O: it is the very attempt io_uring makes inline
- * when it issues a read SQE (IOCB_NOWAIT), minus the ring round trip. What
- * it shares with that inline attempt: a page fault on the caller's buffer,
- * and the time the copy itself takes. Not for O_DIRECT descriptors: a
- * synchronous direct read waits for the device even with RWF_NOWAIT (those
- * files are marked GIONG__FS_NO_NOWAIT when opened).
+ * a lock it returns EAGAIN instead (after starting to read the missing
+ * pages). It never blocks the worker on I/O: it is the very attempt io_uring
+ * makes inline when it issues a read SQE (IOCB_NOWAIT), minus the ring round
+ * trip. What it shares with that inline attempt: a page fault on the
+ * caller's buffer, and the time the copy itself takes. Not for O_DIRECT
+ * descriptors: a synchronous direct read waits for the device even with
+ * RWF_NOWAIT (those files are marked GIONG__FS_NO_NOWAIT when opened).
  */
 static ssize_t nowait_preadv(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
 {
