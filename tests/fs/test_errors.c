@@ -116,11 +116,14 @@ static void body_bad_input(void)
 	expect(giong_file_close(f), 0, "close");
 	expect(giong_file_close(w), 0, "close");
 
-	/* a bad pointer reaches the kernel, which answers -EFAULT: no crash */
+	/* a bad pointer reaches the kernel, which answers -EFAULT: no crash.
+	 * Not under valgrind, which rightly reports the bad pointer itself. */
 	expect(giong_file_open(fs_path("f"), &ro, &f), 0, "open");
+#ifndef GIONG_VALGRIND
 	expect((int)giong_file_read_at(f, (void *)16, 1, 0), 0, "read into bad pointer at EOF");
-	expect(giong_file_write_all_at(f, "x", 1, 0), -EBADF, "write_all read-only");
 	expect(giong_fs_stat((const char *)16, &st), -EFAULT, "stat bad path pointer");
+#endif
+	expect(giong_file_write_all_at(f, "x", 1, 0), -EBADF, "write_all read-only");
 	expect(giong_file_close(f), 0, "close");
 }
 
