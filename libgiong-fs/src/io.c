@@ -120,6 +120,8 @@ static ssize_t ring_preadv(int fd, const struct iovec *iov, int iovcnt, uint64_t
 
 	if (err)
 		return err;
+	/* The caller's buffers (and, for readv, its iovec array) are lent to
+	 * the kernel until giong_io() returns, which is after the final CQE. */
 	if (iovcnt == 1) {
 		size_t len = iov[0].iov_len < GIONG__FS_MAX_RW ? iov[0].iov_len : GIONG__FS_MAX_RW;
 
