@@ -16,8 +16,9 @@
 #include <giong/core.h>
 #include <giong/fs.h>
 
-/* Valgrind does not see the kernel write through the ring: after a
- * completed read, tell it those bytes are defined (GIONG_VALGRIND builds). */
+/* Valgrind does not see the kernel write through the ring. giong_io() marks
+ * the buffers of READ/READV itself; this is for what it cannot know (the
+ * statx buffer). GIONG_VALGRIND builds only. */
 #ifdef GIONG_VALGRIND
 #include <valgrind/memcheck.h>
 #define GIONG__FS_KERNEL_WROTE(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
