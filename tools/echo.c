@@ -4,7 +4,10 @@
  * SO_REUSEPORT listener; a task per connection; Ctrl-C (or SIGTERM) stops
  * accepting at once and gives open connections the grace period.
  *
- *   echo [--port 7000] [--host 0.0.0.0] [--workers N] [--spin-us N]
+ *   echo [--port 7000] [--host 0.0.0.0] [--workers N] [--spin-us N] [--stats]
+ *
+ * --stats prints each worker's counters (system calls, parks, completions,
+ * fiber switches) when it stops: what bench/load/echo_bench.sh reads.
  *
  * Try it: `nc 127.0.0.1 7000`, type a line, see it back.
  */
@@ -63,7 +66,8 @@ static void worker_main(unsigned worker, void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n");
+	fprintf(stderr, "usage: echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n"
+			"            [--stats]\n");
 	exit(2);
 }
 
@@ -73,10 +77,15 @@ int main(int argc, char **argv)
 	struct giong_runtime *rt;
 	const char *host = "0.0.0.0";
 	int port = 7000, r;
+	bool stats = false;
 
 	giong_config_init(&o.cfg);
 	o.cfg.shutdown_on_signals = true;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stats")) {
+			stats = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (!strcmp(argv[i], "--port"))
@@ -97,6 +106,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = giong_runtime_run(rt, worker_main, &o);
+	for (unsigned i = 0; stats && r == 0 && i < o.cfg.workers; i++) {
+		struct giong_stats st;
+
+		if (giong_runtime_stats(rt, i, &st) == 0)
+			fprintf(stderr,
+				"echo: worker %u: ticks %llu enters %llu parks %llu cqes %llu "
+				"switches %llu\n",
+				i, (unsigned long long)st.ticks, (unsigned long long)st.enters,
+				(unsigned long long)st.parks,
+				(unsigned long long)st.cqes_reaped, (unsigned long long)st.switches);
+	}
 	giong_runtime_free(rt);
 	if (r) {
 		fprintf(stderr, "echo: %s\n", giong_strerror(r));

@@ -22,6 +22,8 @@
 #   --syscall-secs S  length of the syscall pass (default 2); it runs in round 1 only
 #   --server-cpu N    CPU for the servers (default 1); --client-cpu N for the client (default 0)
 #   --client-threads N  pingpong threads (default 1)
+#   --rate R          pace the client to at most R messages/s over all connections (pingpong
+#                     -r): compares servers at the same load rather than each at its limit
 #   --port-base P     first port handed to {port} (default 7300)
 #   --raw FILE        also write every measurement as tab-separated values
 #   --max-other F     a run during which other processes used more than F of a CPU (summed
@@ -47,7 +49,7 @@ done
 
 rounds=3 secs=4 warmup=0.5 conns_list="1 50 1000" sizes_list="64 1024"
 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 client_threads=1 port_base=7300
-baseline=epoll peers=1 raw_out="" retries=2 max_other=0.2 wait_quiet=0
+baseline=epoll peers=1 raw_out="" retries=2 max_other=0.2 wait_quiet=0 rate=0
 names=() cmds=()
 
 die() { echo "echo_bench: $*" >&2; exit 2; }
@@ -70,13 +72,14 @@ while [[ $# -gt 0 ]]; do
 	--server-cpu) server_cpu=$2; shift 2 ;;
 	--client-cpu) client_cpu=$2; shift 2 ;;
 	--client-threads) client_threads=$2; shift 2 ;;
+	--rate) rate=$2; shift 2 ;;
 	--port-base) port_base=$2; shift 2 ;;
 	--raw) raw_out=$2; shift 2 ;;
 	--retries) retries=$2; shift 2 ;;
 	--max-other) max_other=$2; shift 2 ;;
 	--wait-quiet) wait_quiet=$2; shift 2 ;;
 	--quick) rounds=1 secs=1.5 warmup=0.3 sys_secs=1; shift ;;
-	-h|--help) sed -n '3,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (--help)" ;;
 	esac
 done
@@ -184,7 +187,7 @@ kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 # run_client PORT PID CONNS SIZE SECS WARMUP -> prints pingpong's line, non-zero on failure
 run_client() {
 	taskset -c "$client_cpu" "$PINGPONG" -H 127.0.0.1 -p "$1" -P "$2" -c "$3" -s "$4" \
-		-d "$5" -w "$6" -t "$client_threads" -C "$server_cpu,$client_cpu" -L
+		-d "$5" -w "$6" -t "$client_threads" -C "$server_cpu,$client_cpu" -L -r "$rate"
 }
 
 # count_syscalls PORT PID CONNS SIZE -> prints "syscalls_per_msg msgs_per_s" or "NA NA"
@@ -350,6 +353,10 @@ echo "Machine: $(nproc) CPUs ($cpu_model), kernel $(uname -r); server on CPU $se
 	"client on CPU $client_cpu; $rounds round(s) of ${secs} s (+${warmup} s warm-up)," \
 	"medians; syscalls per message via $syscalls in a separate ${sys_secs} s pass" \
 	"(round 1). $(date -u '+%Y-%m-%d %H:%M UTC')."
+if [[ $rate != 0 ]]; then
+	echo
+	echo "Client paced to at most $rate messages/s over all connections (\`pingpong -r\`)."
+fi
 echo
 hdr="| server | conns | size | msgs/s"
 sep="|---|---:|---:|---:"

@@ -17,6 +17,12 @@
  * the message count. With -L it records each message's round-trip time into a log-linear
  * histogram (1.6% resolution) and reports percentiles.
  *
+ * With -r RATE a message may start only with a token from a bucket filled at RATE per second
+ * (split over the threads); connections whose next message waits for a token queue in order
+ * and are started at most 100 us late. Servers are then compared at the same load, where the
+ * cost of sleeping and waking counts, instead of each at the limit of two saturated CPUs.
+ * The round-trip time is measured from the send, so pacing does not add to it.
+ *
  * Output: one line of key=value pairs on stdout. Exit status 0, or 1 on any error, short
  * or wrong byte, early EOF, connect failure, or if no message completed in the window.
  */
@@ -66,6 +72,11 @@ struct pconn {
 
 struct worker {
 	pthread_t tid;
+	/* -r pacing: a token bucket, and the connections waiting for a token, in order */
+	double tokens;
+	uint64_t refilled_ns;
+	struct pconn **paced;
+	uint32_t paced_head, paced_len;
 	int index;
 	struct pconn *conns;
 	uint32_t nconns;
@@ -86,6 +97,7 @@ static struct {
 	bool latency;
 	bool force_epoll;
 	long server_pid;
+	double rate; /* -r: messages per second over all connections, 0 = as fast as possible */
 	int cpus[MAX_CPUS]; /* -C: report how busy these CPUs were in the window */
 	int ncpus;
 } opt = {
@@ -354,7 +366,38 @@ static bool on_in(struct worker *w, int ep, struct pconn *c)
 		return false;
 	}
 	complete_msg(w, c);
+	if (opt.rate > 0) {
+		if (w->tokens < 1.0) {
+			w->paced[(w->paced_head + w->paced_len++) % w->nconns] = c;
+			return true;
+		}
+		w->tokens -= 1.0;
+	}
 	return start_msg(ep, c);
+}
+
+/* -r: add the tokens earned since the last refill (at most one millisecond's worth beyond
+ * what waits, so an idle spell does not turn into a burst) and start waiting messages. */
+static bool pace(struct worker *w, int ep)
+{
+	uint64_t now = now_ns();
+	double per_thread = opt.rate / opt.threads;
+	double cap = per_thread / 1000.0 + 1.0;
+
+	w->tokens += per_thread * (double)(now - w->refilled_ns) / 1e9;
+	w->refilled_ns = now;
+	if (w->tokens > cap)
+		w->tokens = cap;
+	while (w->paced_len && w->tokens >= 1.0) {
+		struct pconn *c = w->paced[w->paced_head];
+
+		w->paced_head = (w->paced_head + 1) % w->nconns;
+		w->paced_len--;
+		w->tokens -= 1.0;
+		if (!start_msg(ep, c))
+			return false;
+	}
+	return true;
 }
 
 static void run_epoll(struct worker *w)
@@ -379,8 +422,17 @@ static void run_epoll(struct worker *w)
 		if (!start_msg(ep, &w->conns[i]))
 			goto out;
 
+	w->refilled_ns = now_ns();
 	while (atomic_load_explicit(&phase, memory_order_relaxed) != PHASE_STOP) {
-		int n = epoll_wait(ep, evs, MAX_EVENTS, POLL_MS);
+		/* Paced messages wait at most 100 us past their due time. */
+		struct timespec tmo = { .tv_sec = 0, .tv_nsec = 100000 };
+		int n;
+
+		if (!w->paced_len) {
+			tmo.tv_sec = POLL_MS / 1000;
+			tmo.tv_nsec = (POLL_MS % 1000) * 1000000L;
+		}
+		n = epoll_pwait2(ep, evs, MAX_EVENTS, &tmo, NULL);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -396,6 +448,8 @@ static void run_epoll(struct worker *w)
 			if ((evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) && !on_in(w, ep, c))
 				goto out;
 		}
+		if (opt.rate > 0 && !pace(w, ep))
+			goto out;
 	}
 out:
 	close(ep);
@@ -409,7 +463,7 @@ static void *worker_main(void *arg)
 	 * Blocking mode writes the whole message before reading, so it is only used while a
 	 * message fits in the socket buffers; past that, epoll drives both directions at once.
 	 */
-	if (w->nconns == 1 && !opt.force_epoll && opt.size <= BLOCKING_MAX_SIZE)
+	if (w->nconns == 1 && !opt.force_epoll && opt.rate <= 0 && opt.size <= BLOCKING_MAX_SIZE)
 		run_blocking(w);
 	else
 		run_epoll(w);
@@ -548,12 +602,14 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s -p PORT [-H HOST] [-c CONNS] [-s SIZE] [-d SECS] [-w WARMUP_SECS]\n"
-		"          [-t THREADS] [-g CONNECT_GRACE_SECS] [-P SERVER_PID] [-C CPU,..] [-L] [-E]\n"
+		"          [-t THREADS] [-g CONNECT_GRACE_SECS] [-P SERVER_PID] [-C CPU,..] [-L] [-E] [-r RATE]\n"
 		"  -c connections (1)   -s message bytes (64)   -d measured seconds (5)\n"
 		"  -w warm-up seconds (0.5)   -t client threads (1)   -g connect grace (5)\n"
 		"  -P sample this server's utime+stime over the measured window\n"
 		"  -C report how busy (and stolen) these CPUs were over the window, as fractions\n"
-		"  -L latency percentiles   -E epoll even for a single connection per thread\n",
+		"  -L latency percentiles   -E epoll even for a single connection per thread\n"
+		"  -r at most RATE messages per second over all connections (a token bucket, 100 us steps):\n"
+		"     compares servers at the same load instead of each at its limit\n",
 		argv0);
 	exit(2);
 }
@@ -571,7 +627,7 @@ int main(int argc, char **argv)
 	char *tok, *save;
 	int ch, rc = 0;
 
-	while ((ch = getopt(argc, argv, "H:p:c:s:d:w:t:g:P:C:LE")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:c:s:d:w:t:g:P:C:LEr:")) != -1) {
 		switch (ch) {
 		case 'H':
 			opt.host = optarg;
@@ -611,13 +667,16 @@ int main(int argc, char **argv)
 		case 'E':
 			opt.force_epoll = true;
 			break;
+		case 'r':
+			opt.rate = atof(optarg);
+			break;
 		default:
 			usage(argv[0]);
 		}
 	}
 	if (optind != argc || opt.port <= 0 || opt.port > 65535 || opt.conns == 0 ||
 	    opt.size == 0 || opt.size > MAX_SIZE || opt.secs <= 0 || opt.warmup < 0 ||
-	    opt.threads <= 0 || opt.grace <= 0)
+	    opt.threads <= 0 || opt.grace <= 0 || opt.rate < 0)
 		usage(argv[0]);
 	if ((uint32_t)opt.threads > opt.conns)
 		opt.threads = (int)opt.conns;
@@ -673,7 +732,10 @@ int main(int argc, char **argv)
 		w->conns = calloc(w->nconns, sizeof(*w->conns));
 		w->scratch = malloc((size_t)opt.size + 1);
 		w->hist = calloc(HIST_BUCKETS, sizeof(*w->hist));
-		if (!w->conns || !w->scratch || !w->hist) {
+		w->paced = calloc(w->nconns, sizeof(*w->paced));
+		w->tokens = 0.0;
+		w->paced_head = w->paced_len = 0;
+		if (!w->conns || !w->scratch || !w->hist || !w->paced) {
 			fprintf(stderr, "pingpong: out of memory\n");
 			return 1;
 		}
