@@ -16,10 +16,11 @@
  *   giong     N fibers on one giong worker: giong_file_read_at (rand4k),
  *             giong_fs_read (small; fstat direct), as the library does them by
  *             default: a direct preadv2(RWF_NOWAIT) first, the ring only on a
- *             page-cache miss; "giong-statx" does open + giong_file_stat
- *             (IORING_OP_STATX) + read_at + close instead
- *   giong-ring-only  the same calls with every read an SQE: rand4k opens the
- *             file with giong_open_options.ring_only, small runs
+ *             page-cache miss, and (small) a direct openat2(RESOLVE_CACHED),
+ *             the ring only when the lookup is not cached; "giong-statx" does
+ *             open + giong_file_stat (IORING_OP_STATX) + read_at + close
+ *   giong-ring-only  the same calls with every read and open an SQE: rand4k
+ *             opens the file with giong_open_options.ring_only, small runs
  *             giong_fs_read with GIONG_FS_READ=ring in the environment
  *   uv-1cpu   libuv's uv_fs_* (its thread pool) with the process pinned to CPU 0
  *   uv-2cpu   the same, free on every CPU
@@ -471,12 +472,12 @@ static double giong_run(int depth, bool rand4k, bool statx, bool ring_only)
 
 	if (err || j.err)
 		die("giong", err ? err : j.err);
-	/* Which read path ran: with the data in the page cache the fast path
-	 * makes no SQE for a read (rand4k: ~0 per op; small: open + close, ~2),
-	 * the ring one per read (1; 3). */
+	/* Which paths ran: with the data in the page cache the fast paths make
+	 * no SQE for a read or an open (rand4k: ~0 per op; small: the close,
+	 * ~1), the ring one per read and per open (rand4k 1; small 3). */
 	if (!statx) {
-		double reads = ring_only || getenv("GIONG_FS_READ") ? 1 : 0;
-		double expect = (rand4k ? 0 : 2) + reads;
+		bool ring = ring_only || getenv("GIONG_FS_READ");
+		double expect = rand4k ? (ring ? 1 : 0) : (ring ? 3 : 1);
 
 		if (j.sqes_per_op < expect - 0.05 || j.sqes_per_op > expect + 0.05) {
 			fprintf(stderr, "fs_bench: %.2f SQEs per operation, expected %.0f\n",

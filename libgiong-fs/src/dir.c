@@ -41,7 +41,7 @@ int giong_dir_open(const char *path, struct giong_dir **ret)
 		*ret = NULL;
 	if (!path || !ret)
 		return -EINVAL;
-	fd = giong__fs_openat(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = giong__fs_openat(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, false);
 	if (fd < 0)
 		return fd;
 	d = malloc(sizeof(*d));

@@ -91,7 +91,7 @@ int giong_file_open(const char *path, const struct giong_open_options *opts,
 	flags = giong_open_options_flags(opts);
 	if (flags < 0)
 		return flags;
-	fd = giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666);
+	fd = giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666, opts->ring_only);
 	if (fd < 0)
 		return fd;
 	err = file_wrap(fd, direct_state(opts->ring_only, flags), ret);

@@ -56,9 +56,12 @@ struct giong_file {
  */
 int giong__fs_sqe(struct io_uring_sqe **out);
 
-/* openat(AT_FDCWD, @path, @flags, @mode) through the ring. Returns an owned
- * descriptor or -errno. May suspend. */
-int giong__fs_openat(const char *path, int flags, unsigned mode);
+/* openat(AT_FDCWD, @path, @flags, @mode): a direct openat2(RESOLVE_CACHED)
+ * first (the page-cache fast path, for opens: only when every component of
+ * @path is in the lookup cache, never with O_CREAT or O_TRUNC), the ring
+ * otherwise or when @ring_only. Returns an owned descriptor or -errno.
+ * May suspend or yield. */
+int giong__fs_openat(const char *path, int flags, unsigned mode, bool ring_only);
 
 /* Read or write on @fd at @off (GIONG__FS_CUR_POS: the file position).
  * @buf is lent to the kernel until this returns. May suspend. */

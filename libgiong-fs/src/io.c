@@ -10,14 +10,18 @@
  * So every pointer handed to the kernel here points into the caller's frame
  * or the caller's buffer, which outlive the operation.
  *
- * The one exception is the page-cache fast path of positional reads
- * (giong__fs_pread): a direct preadv2(RWF_NOWAIT) first, the ring on a miss.
+ * The two exceptions are the page-cache fast paths: of positional reads
+ * (giong__fs_pread), a direct preadv2(RWF_NOWAIT) first and the ring on a
+ * miss, and of opens (giong__fs_openat), a direct openat2(RESOLVE_CACHED)
+ * first and the ring when the lookup would need I/O.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -53,22 +57,6 @@ int giong__fs_sqe(struct io_uring_sqe **out)
 {
 	run.task = NULL; /* the caller is about to park in giong_io() */
 	return take_sqe(out);
-}
-
-int giong__fs_openat(const char *path, int flags, unsigned mode)
-{
-	struct io_uring_sqe *sqe;
-	int err = giong__fs_sqe(&sqe);
-
-	if (err)
-		return err;
-	/* @path: borrowed from the caller, whose frame lives until giong_io()
-	 * returns after the final CQE (the kernel copies it when it issues). */
-	io_uring_prep_openat(sqe, AT_FDCWD, path, flags, (mode_t)mode);
-	/* If the task is cancelled while the open is in flight and the open
-	 * wins the race, giong_io() returns the new descriptor: we own it and
-	 * the caller closes it, so nothing leaks. */
-	return giong_io(sqe);
 }
 
 ssize_t giong__fs_rw(int fd, bool write, void *buf, size_t len, uint64_t off)
@@ -242,6 +230,85 @@ static bool env_ring_only(void)
 		__atomic_store_n(&read_env, s, __ATOMIC_RELAXED);
 	}
 	return s == 2;
+}
+
+static int ring_openat(const char *path, int flags, unsigned mode)
+{
+	struct io_uring_sqe *sqe;
+	int err = giong__fs_sqe(&sqe);
+
+	if (err)
+		return err;
+	/* @path: borrowed from the caller, whose frame lives until giong_io()
+	 * returns after the final CQE (the kernel copies it when it issues). */
+	io_uring_prep_openat(sqe, AT_FDCWD, path, flags, (mode_t)mode);
+	/* If the task is cancelled while the open is in flight and the open
+	 * wins the race, giong_io() returns the new descriptor: we own it and
+	 * the caller closes it, so nothing leaks. */
+	return giong_io(sqe);
+}
+
+/* 1 once openat2(2) turned out to be missing here (ENOSYS): every open
+ * through the ring from then on. Threads racing to set it agree. */
+static int no_openat2;
+
+/*
+ * The attempt io_uring makes inline before it hands an open to its worker
+ * threads, made directly: a lookup that must not block (openat2(2) with
+ * RESOLVE_CACHED succeeds only if every component of @path is in the
+ * kernel's lookup cache, and fails with EAGAIN when resolving it would need
+ * I/O or revalidation), with O_NONBLOCK so that a FIFO or a device does not
+ * make the open wait, then O_NONBLOCK taken off again unless the caller
+ * asked for it, as io_uring does. Returns a descriptor, -errno (a final
+ * answer, the one the ring would give), or -EAGAIN: open through the ring.
+ * The kernel never completes O_CREAT, O_TRUNC or O_TMPFILE this way: not
+ * tried. EINVAL (openat2 is stricter about unknown flag bits than openat)
+ * and EPERM (a seccomp policy, or a real refusal) go to the ring, which
+ * gives openat's answer.
+ */
+static int cached_openat(const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(unsigned)(flags | O_NONBLOCK),
+			       .resolve = RESOLVE_CACHED};
+	long fd;
+
+	if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) ||
+	    __atomic_load_n(&no_openat2, __ATOMIC_RELAXED))
+		return -EAGAIN;
+	/* @path and @how: read by the kernel during the call only. */
+	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
+		if (errno == ENOSYS || errno == EINVAL || errno == EPERM || errno == E2BIG)
+			return -EAGAIN;
+		return -errno;
+	}
+	/* Left on, O_NONBLOCK would make the ring's reads of a regular file
+	 * fail with EAGAIN on a page-cache miss instead of waiting for it.
+	 * F_SETFL only changes O_APPEND, O_NONBLOCK, O_DIRECT and O_NOATIME,
+	 * the others as the open set them. */
+	if (!(flags & O_NONBLOCK) && fcntl((int)fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		close((int)fd);
+		return -EAGAIN;
+	}
+	return (int)fd;
+}
+
+int giong__fs_openat(const char *path, int flags, unsigned mode, bool ring_only)
+{
+	int fd, err;
+
+	if (ring_only || env_ring_only())
+		return ring_openat(path, flags, mode);
+	err = direct_gate();
+	if (err)
+		return err;
+	fd = cached_openat(path, flags);
+	if (fd == -EAGAIN)
+		return ring_openat(path, flags, mode);
+	run.reads++; /* a direct call that did not park: counts toward the yield */
+	return fd;
 }
 
 ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, int iovcnt,

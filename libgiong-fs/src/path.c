@@ -106,7 +106,7 @@ int giong_fs_read(const char *path, char **buf, size_t *len)
 		*len = 0;
 	if (!path || !buf || !len)
 		return -EINVAL;
-	fd = giong__fs_openat(path, O_RDONLY | O_CLOEXEC, 0);
+	fd = giong__fs_openat(path, O_RDONLY | O_CLOEXEC, 0, false);
 	if (fd < 0)
 		return fd;
 	/* fstat(2) directly, not IORING_OP_STATX: the kernel runs STATX in a
@@ -141,7 +141,7 @@ int giong_fs_write(const char *path, const void *data, size_t len)
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	f.fd = giong__fs_openat(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	f.fd = giong__fs_openat(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666, false);
 	if (f.fd < 0)
 		return f.fd;
 	err = giong_file_write_all_at(&f, data, len, 0);

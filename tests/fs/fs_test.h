@@ -10,6 +10,8 @@
  *                         ring: valid for the next 7 calls)
  *   fs_count_fds()        entries of /proc/self/fd
  *   fs_fill(), fs_rand()  deterministic data
+ *   fs_sqes()             the worker's giong_stats().sqes_submitted
+ *   fs_ring_env()         GIONG_FS_READ=ring is set (the *_ring_reads runs)
  */
 #ifndef GIONG_TESTS_FS_TEST_H
 #define GIONG_TESTS_FS_TEST_H
@@ -24,6 +26,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,6 +133,22 @@ static inline int fs_rm_one(const char *p, const struct stat *st, int flag, stru
 	(void)flag;
 	(void)ftw;
 	return remove(p);
+}
+
+static inline uint64_t fs_sqes(void)
+{
+	struct giong_stats st;
+
+	assert_int_equal(giong_stats(&st), 0);
+	return st.sqes_submitted;
+}
+
+/* GIONG_FS_READ=ring: every read and open goes through the ring. */
+static inline bool fs_ring_env(void)
+{
+	const char *e = getenv("GIONG_FS_READ");
+
+	return e && strcmp(e, "ring") == 0;
 }
 
 static inline void fs_noop_main(unsigned worker, void *arg)

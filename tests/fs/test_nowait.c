@@ -54,14 +54,6 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 static unsigned char *src; /* the data of file "data" (BIG bytes) */
 static const char *data_path;
 
-static uint64_t sqes(void)
-{
-	struct giong_stats st;
-
-	assert_int_equal(giong_stats(&st), 0);
-	return st.sqes_submitted;
-}
-
 static void make_data(void)
 {
 	if (!src) {
@@ -78,6 +70,10 @@ static struct giong_file *open_ro(const char *p, bool ring_only)
 	struct giong_file *f;
 
 	assert_int_equal(giong_file_open(p, &o, &f), 0);
+	/* Let SQEs queued before (the close of an earlier giong_fs_read())
+	 * enter the kernel now, so that the counts below start clean: the
+	 * open itself may make none (test_open_cached.c). */
+	assert_int_equal(giong_yield(), 0);
 	return f;
 }
 
@@ -136,7 +132,7 @@ static void body_cached(void)
 
 	make_data();
 	f = open_ro(data_path, false);
-	s0 = sqes();
+	s0 = fs_sqes();
 	c0 = pv2_calls;
 	for (int i = 0; i < 40; i++) {
 		int64_t off = (int64_t)((i * 7919) % (BIG / 4096)) * 4096;
@@ -148,7 +144,7 @@ static void body_cached(void)
 	struct iovec iov[3] = { { buf, 100 }, { buf + 100, 5000 }, { buf + 5100, 7188 } };
 	assert_int_equal(giong_file_readv_at(f, iov, 3, 1234), 12288);
 	assert_memory_equal(buf, src + 1234, 12288);
-	assert_int_equal(sqes(), s0); /* not one SQE */
+	assert_int_equal(fs_sqes(), s0); /* not one SQE */
 	assert_int_equal(pv2_calls - c0, 41);
 	assert_int_equal(giong_file_close(f), 0);
 }
@@ -169,21 +165,21 @@ static void body_eof(void)
 	make_data();
 	fs_put(p, src, 5000);
 	f = open_ro(p, false);
-	s0 = sqes();
+	s0 = fs_sqes();
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 5000); /* short: the end */
 	assert_memory_equal(buf, src, 5000);
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 4000), 1000);
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 5000), 0);
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 1 << 20), 0);
 	assert_int_equal(giong_file_read_at(f, buf, 0, 0), 0);
-	assert_int_equal(sqes() - s0, 1); /* only the 0-byte read went to the ring */
+	assert_int_equal(fs_sqes() - s0, 1); /* only the 0-byte read went to the ring */
 	assert_int_equal(giong_file_close(f), 0);
 	/* an empty file */
 	fs_put(p, src, 0);
 	f = open_ro(p, false);
-	s0 = sqes();
+	s0 = fs_sqes();
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 0);
-	assert_int_equal(sqes(), s0);
+	assert_int_equal(fs_sqes(), s0);
 	assert_int_equal(giong_file_close(f), 0);
 }
 
@@ -202,7 +198,7 @@ static void body_ring_only(void)
 
 	make_data();
 	f = open_ro(data_path, true);
-	s0 = sqes();
+	s0 = fs_sqes();
 	c0 = pv2_calls;
 	for (int i = 0; i < 5; i++) {
 		assert_int_equal(giong_file_read_at(f, buf, 4096, i * 4096), 4096);
@@ -211,17 +207,17 @@ static void body_ring_only(void)
 	struct iovec iov[2] = { { buf, 10 }, { buf + 10, 4000 } };
 	assert_int_equal(giong_file_readv_at(f, iov, 2, 77), 4010);
 	assert_memory_equal(buf, src + 77, 4010);
-	assert_int_equal(sqes() - s0, 6); /* one SQE per read */
+	assert_int_equal(fs_sqes() - s0, 6); /* one SQE per read */
 	assert_int_equal(pv2_calls, c0); /* and no direct attempt */
 	/* switched on and off again */
 	assert_int_equal(giong_file_set_ring_only(f, false), 0);
-	s0 = sqes();
+	s0 = fs_sqes();
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 8192), 4096);
-	assert_int_equal(sqes(), s0);
+	assert_int_equal(fs_sqes(), s0);
 	assert_int_equal(pv2_calls - c0, 1);
 	assert_int_equal(giong_file_set_ring_only(f, true), 0);
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 8192), 4096);
-	assert_int_equal(sqes() - s0, 1);
+	assert_int_equal(fs_sqes() - s0, 1);
 	assert_int_equal(pv2_calls - c0, 1);
 	assert_int_equal(giong_file_set_ring_only(NULL, true), -EINVAL);
 	assert_int_equal(giong_file_close(f), 0);
@@ -245,7 +241,7 @@ static void body_fs_read(void)
 	assert_int_equal(giong_fs_read(data_path, &all, &len), 0);
 	giong_fs_free(all);
 	assert_int_equal(giong_yield(), 0);
-	s0 = sqes();
+	s0 = fs_sqes();
 	c0 = pv2_calls;
 	assert_int_equal(giong_fs_read(data_path, &all, &len), 0);
 	assert_int_equal(len, BIG);
@@ -253,7 +249,8 @@ static void body_fs_read(void)
 	giong_fs_free(all);
 	assert_int_equal(giong_yield(), 0); /* the queued close enters the kernel */
 	assert_true(pv2_calls - c0 >= 1);
-	assert_int_equal(sqes() - s0, 2); /* open and close; the read made none */
+	assert_int_equal(fs_sqes() - s0, fs_ring_env() ? 2 : 1); /* the close; a cached open and the
+							       read made none */
 }
 
 static void test_fs_read(void **state)
@@ -291,14 +288,14 @@ static void body_tmpfs(void)
 	}
 	close(fd);
 	f = open_ro(path, false);
-	s0 = sqes();
+	s0 = fs_sqes();
 	c0 = pv2_calls;
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(giong_file_read_at(f, buf, 4096, i * 4096), 4096);
 		assert_memory_equal(buf, src + i * 4096, 4096);
 	}
 	assert_int_equal(pv2_calls - c0, 1); /* refused once, remembered */
-	assert_int_equal(sqes() - s0, 3);
+	assert_int_equal(fs_sqes() - s0, 3);
 	/* turning ring_only off does not bring the refused fast path back */
 	assert_int_equal(giong_file_set_ring_only(f, false), 0);
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 0), 4096);
@@ -318,23 +315,23 @@ static void injected(int err, bool remembered)
 {
 	struct giong_file *f = open_ro(data_path, false);
 	char buf[4096];
-	uint64_t s0 = sqes();
+	uint64_t s0 = fs_sqes();
 	long c0 = pv2_calls;
 
 	pv2_inject = err;
 	pv2_inject_n = 1;
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 4096), 4096); /* through the ring */
 	assert_memory_equal(buf, src + 4096, 4096);
-	assert_int_equal(sqes() - s0, 1);
+	assert_int_equal(fs_sqes() - s0, 1);
 	assert_int_equal(pv2_calls - c0, 1);
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 8192), 4096);
 	assert_memory_equal(buf, src + 8192, 4096);
 	if (remembered) {
 		assert_int_equal(pv2_calls - c0, 1);
-		assert_int_equal(sqes() - s0, 2);
+		assert_int_equal(fs_sqes() - s0, 2);
 	} else {
 		assert_int_equal(pv2_calls - c0, 2);
-		assert_int_equal(sqes() - s0, 1);
+		assert_int_equal(fs_sqes() - s0, 1);
 	}
 	assert_int_equal(giong_file_close(f), 0);
 }
@@ -564,7 +561,7 @@ static void body_yield(void)
 	make_data();
 	f = open_ro(data_path, false);
 	/* 4 KiB reads: the count rules */
-	s0 = sqes();
+	s0 = fs_sqes();
 	runs = loop_reads(f, 50 * n, 4096);
 	print_message("%d cached 4 KiB reads in a row: the other task ran %ld times\n", 50 * n,
 		      runs);
@@ -574,7 +571,7 @@ static void body_yield(void)
 	print_message("400 cached 64 KiB reads in a row: the other task ran %ld times\n", runs);
 	assert_true(runs >= (long)(400 * 65536 / GIONG_FS_DIRECT_BYTES_PER_YIELD) - 1);
 	assert_true(runs <= (long)(400 * 65536 / GIONG_FS_DIRECT_BYTES_PER_YIELD));
-	assert_int_equal(sqes(), s0); /* no SQE all along (the yields tick for free) */
+	assert_int_equal(fs_sqes(), s0); /* no SQE all along (the yields tick for free) */
 	/* ring_only: every read parks, the other task runs every time */
 	assert_int_equal(giong_file_set_ring_only(f, true), 0);
 	runs = loop_reads(f, 20, 4096);
@@ -603,7 +600,7 @@ static void body_partial(void)
 		missing = pages_missing(data_path);
 		print_message("round %d: %ld pages of %d not cached\n", round, missing, BIG / 4096);
 		memset(buf, 0, BIG);
-		s0 = sqes();
+		s0 = fs_sqes();
 		c0 = pv2_calls;
 		if (round == 0) {
 			assert_int_equal(giong_file_read_at(f, buf, BIG, 0), BIG);
@@ -618,7 +615,7 @@ static void body_partial(void)
 		assert_memory_equal(buf, src, BIG);
 		if (missing > 0) {
 			assert_true(pv2_calls - c0 >= 2); /* short, then EAGAIN */
-			assert_true(sqes() - s0 >= 1); /* the rest through the ring */
+			assert_true(fs_sqes() - s0 >= 1); /* the rest through the ring */
 		}
 	}
 	/* at the end of the file: reads on, finds 0 */
@@ -660,10 +657,10 @@ static void body_env_ring(void)
 
 	make_data();
 	f = open_ro(data_path, false);
-	s0 = sqes();
+	s0 = fs_sqes();
 	assert_int_equal(giong_file_read_at(f, buf, 4096, 0), 4096);
 	assert_memory_equal(buf, src, 4096);
-	assert_int_equal(sqes() - s0, 1);
+	assert_int_equal(fs_sqes() - s0, 1);
 	assert_int_equal(giong_file_close(f), 0);
 	assert_int_equal(giong_fs_read(data_path, &all, &len), 0);
 	assert_int_equal(len, BIG);

@@ -32,10 +32,16 @@
  * deadline check) moves on. Files that cannot take RWF_NOWAIT (tmpfs, /proc,
  * FUSE, pipes and FIFOs: -EOPNOTSUPP, -EINVAL or -ESPIPE) fall back to the
  * ring, and the file remembers it; files opened with O_DIRECT always use the
- * ring. Writes always use the ring. Turn the fast path off per file with
- * giong_open_options.ring_only or giong_file_set_ring_only(), or for the
- * whole process (giong_fs_read() included) with GIONG_FS_READ=ring in the
- * environment (read once). See docs/fs.md.
+ * ring. Writes always use the ring. Opens (giong_file_open() without
+ * O_CREAT or O_TRUNC, giong_dir_open(), giong_fs_read()) likewise first try
+ * a direct openat2(2) with RESOLVE_CACHED, which succeeds only when the path
+ * lookup is in the kernel's cache (the attempt io_uring makes inline,
+ * O_NONBLOCK for the attempt and taken off after unless asked for), and go
+ * through the ring when it answers EAGAIN. Turn the fast path off per file
+ * with giong_open_options.ring_only (the open and every read) or
+ * giong_file_set_ring_only() (the reads), or for the whole process
+ * (giong_fs_read() included) with GIONG_FS_READ=ring in the environment
+ * (read once). See docs/fs.md.
  */
 #ifndef GIONG_FS_FILE_H
 #define GIONG_FS_FILE_H
@@ -77,9 +83,9 @@ struct giong_file;
  *               0 means the default 0666.
  *   custom_flags extra open(2) flags OR'ed in (O_NOFOLLOW, O_NOATIME,
  *               O_DIRECT, O_SYNC, O_PATH, ...). O_CLOEXEC is always added.
- *   ring_only   not an open(2) flag: every read of this file is an SQE (no
- *               direct RWF_NOWAIT attempt first; see "Page-cache fast path"
- *               above). For data you expect to be cold, or to batch many
+ *   ring_only   not an open(2) flag: the open and every read of this file
+ *               are SQEs (no direct openat2/RWF_NOWAIT attempt first; see
+ *               "Page-cache fast path" above). For data you expect to be cold, or to batch many
  *               reads of many tasks into one io_uring_enter. Default false.
  *               giong_file_set_ring_only() changes it later.
  *
@@ -95,7 +101,7 @@ struct giong_open_options {
 	bool create;
 	bool create_new;
 	bool truncate;
-	bool ring_only; /* not open(2): reads always through the ring (see above) */
+	bool ring_only; /* not open(2): the open and reads through the ring (see above) */
 	unsigned mode;
 	int custom_flags;
 };
