@@ -87,7 +87,9 @@ static void wake_one(struct chan_list *l)
 	memset(&cw->msg, 0, sizeof(cw->msg));
 	cw->msg.kind = GIONG__MSG_CALL;
 	cw->msg.call = deliver;
-	giong__mailbox_post(cw->w, &cw->msg);
+	/* Cannot fail: cw's task is parked on that worker, whose loop runs
+	 * while it has a task. */
+	(void)giong__mailbox_post(cw->w, &cw->msg);
 }
 
 static void wake_all(struct chan_list *l)

@@ -96,7 +96,8 @@ void giong__op_complete(struct giong__worker *w, uint64_t user_data, int res, un
 /* Cancel every live operation (at worker exit). */
 void giong__op_cancel_all(struct giong__worker *w);
 /* Queue an ASYNC_CANCEL for @user_data whose own CQE is ignored. */
-void giong__submit_cancel(struct giong__worker *w, uint64_t user_data);
+/* Queue a cancel of @user_data; false if no SQE could be had (not sent). */
+bool giong__submit_cancel(struct giong__worker *w, uint64_t user_data);
 struct io_uring_sqe *giong__sqe(struct giong__worker *w);
 int giong__op_start(struct giong__worker *w, struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx,
 		    uint64_t *id);
@@ -213,9 +214,12 @@ struct giong__mailbox {
 	uint64_t efd_buf;     /* lent to the kernel while the read is armed */
 	uint64_t efd_op;
 	bool efd_armed;
+	bool closed;          /* under lock: the worker's loop is over, posts fail */
 };
 
-void giong__mailbox_post(struct giong__worker *target, struct giong__msg *m);
+/* Queue @m for @target. False if @target's loop is over (or never began):
+ * @m was not queued and stays the caller's. */
+bool giong__mailbox_post(struct giong__worker *target, struct giong__msg *m);
 /* Kick every worker out of its wait (async-signal-safe). */
 void giong__wake_all_workers(struct giong_runtime *rt);
 /* active bookkeeping (see struct giong_runtime). */
@@ -229,6 +233,7 @@ struct giong_runtime {
 	struct giong__worker **workers;
 	unsigned nworkers;
 	atomic_bool shutdown;
+	atomic_bool grace_skipped; /* a second signal: cancel every task now */
 	atomic_int state; /* 0 new, 1 running, 2 done */
 	/*
 	 * When may a worker end? When no task is left anywhere, for a task on
@@ -267,6 +272,7 @@ struct giong__worker {
 	uint64_t now;
 	uint64_t grace_deadline; /* UINT64_MAX until draining */
 	uint64_t spin_ns;
+	bool reaping; /* inside giong__reap(): it does not nest (completion order) */
 	bool shutdown_seen;
 	bool draining; /* exiting: no new operations, every live one cancelled */
 	bool main_done;

@@ -120,11 +120,22 @@ struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 		if (ret == -EBUSY || ret == -EAGAIN) {
 			/* The kernel's CQ backlog is full: it will not take more
 			 * until we reap. Completions only queue work (wake
-			 * tasks), so reaping here is safe. */
+			 * tasks), so reaping here is safe - but not from inside
+			 * a completion callback: the CQEs reaped now would run
+			 * before the rest of the outer batch, and a multishot
+			 * operation's final CQE before its earlier ones. */
+			if (w->reaping)
+				return NULL;
 			giong__reap(w);
 		}
 		sqe = io_uring_get_sqe(&w->ring.ring);
 	}
+	/* liburing leaves the slot as its last user left it. Until the caller
+	 * prepares and binds it, it is a no-op owned by nobody (user_data 0,
+	 * ignored): should it enter the kernel early (the caller takes a second
+	 * SQE and the SQ is full), it cannot complete someone else's operation. */
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 0);
 	return sqe;
 }
 
@@ -181,14 +192,15 @@ void giong__op_complete(struct giong__worker *w, uint64_t user_data, int res, un
 	fn(ctx, res, flags);
 }
 
-void giong__submit_cancel(struct giong__worker *w, uint64_t user_data)
+bool giong__submit_cancel(struct giong__worker *w, uint64_t user_data)
 {
 	struct io_uring_sqe *sqe = giong__sqe(w);
 
 	if (!sqe)
-		return;
+		return false;
 	io_uring_prep_cancel64(sqe, user_data, 0);
 	io_uring_sqe_set_data64(sqe, 0);
+	return true;
 }
 
 void giong__op_cancel_all(struct giong__worker *w)
@@ -198,10 +210,9 @@ void giong__op_cancel_all(struct giong__worker *w)
 	for (uint32_t i = 0; i < s->nchunks * GIONG__OP_CHUNK; i++) {
 		struct giong__op *op = op_at(s, i);
 
-		if (op->live && !op->cancel_sent) {
-			op->cancel_sent = true;
-			giong__submit_cancel(w, ((uint64_t)op->gen << 32) | (i + 1));
-		}
+		/* No SQE for it: not sent, the drain loop asks again. */
+		if (op->live && !op->cancel_sent)
+			op->cancel_sent = giong__submit_cancel(w, ((uint64_t)op->gen << 32) | (i + 1));
 	}
 }
 
@@ -246,8 +257,9 @@ int giong_op_cancel(uint64_t id)
 	if (!op)
 		return -ENOENT;
 	if (!op->cancel_sent) {
-		op->cancel_sent = true;
-		giong__submit_cancel(w, id);
+		op->cancel_sent = giong__submit_cancel(w, id);
+		if (!op->cancel_sent)
+			return -EAGAIN; /* the kernel takes no submission now */
 	}
 	return 0;
 }

@@ -66,6 +66,10 @@ static int config_check(struct giong_config *c)
 		c->recv_buffer_size = d.recv_buffer_size;
 	if (!c->stack_size)
 		c->stack_size = d.stack_size;
+	if (!c->stack_pool)
+		c->stack_pool = d.stack_pool;
+	if (!c->shutdown_grace_ms)
+		c->shutdown_grace_ms = d.shutdown_grace_ms;
 	if (c->workers > 1024 || c->ring_entries > 32768 || !is_pow2(c->recv_buffers) ||
 	    c->recv_buffers > 32768 || c->recv_buffer_size > (1u << 30) ||
 	    c->stack_size < 16 * 1024 || c->stack_size > (1ul << 30))
@@ -186,6 +190,11 @@ int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
 
 	if (!rt || !fn)
 		return -EINVAL;
+	/* The calling thread becomes worker 0: it cannot already be one (a
+	 * task would run a second loop on its own small stack, and leave its
+	 * worker without its thread state when that loop ends). */
+	if (giong__worker_current())
+		return -EDEADLK;
 	if (!atomic_compare_exchange_strong(&rt->state, &expected, 1))
 		return -EBUSY;
 	rt->main_fn = fn;
@@ -263,6 +272,8 @@ int giong_block_on(giong_main_fn fn, void *arg)
 
 	if (!fn)
 		return -EINVAL;
+	if (giong__worker_current())
+		return -EDEADLK; /* see giong_runtime_run() */
 	giong_config_init(&cfg);
 	cfg.workers = 1;
 	err = giong_runtime_new(&cfg, &rt);
@@ -388,6 +399,11 @@ int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg)
 	m->arg = arg;
 	m->heap = true;
 	atomic_fetch_add(&w->rt->active, 1); /* released once the target spawned it */
-	giong__mailbox_post(w->rt->workers[worker], m);
+	if (!giong__mailbox_post(w->rt->workers[worker], m)) {
+		/* The target's loop is over, or never began. */
+		free(m);
+		giong__active_put(w->rt);
+		return GIONG_ESHUTDOWN;
+	}
 	return 0;
 }

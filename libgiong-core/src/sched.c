@@ -108,6 +108,11 @@ int giong__spawn(struct giong__worker *w, giong_task_fn fn, void *arg, bool deta
 	struct giong__fiber *f = w->fiber_cache;
 	int err;
 
+	/* The worker is draining (its loop has ended): a task made now would
+	 * never run, and its stack would outlive the worker. A completion
+	 * callback or an atexit hook may still try. */
+	if (GIONG__UNLIKELY(w->draining))
+		return GIONG_ESHUTDOWN;
 	if (f) {
 		w->fiber_cache = f->run_next;
 		w->fiber_cache_len--;
@@ -241,6 +246,11 @@ static void waiter_unlink(struct giong__worker *w, struct giong__waiter *qw)
 	}
 }
 
+static struct giong__fiber *waiter_fiber(struct giong__waiter *qw)
+{
+	return ((struct giong__wait *)((char *)qw - offsetof(struct giong__wait, qw)))->f;
+}
+
 void giong__waiter_wake(struct giong__worker *w, struct giong__waiter *qw, int result)
 {
 	struct giong__wait *wt = (struct giong__wait *)((char *)qw - offsetof(struct giong__wait, qw));
@@ -260,8 +270,11 @@ void giong__interrupt(struct giong__worker *w, struct giong__fiber *f, int code)
 	wt->interrupt_code = code;
 	switch (wt->kind) {
 	case GIONG__WAIT_IO:
-		/* Resumed by the operation's own CQE, never before (invariant 2). */
-		giong__submit_cancel(w, wt->op_id);
+		/* Resumed by the operation's own CQE, never before (invariant 2).
+		 * A cancel that could not be sent leaves the wait open to the
+		 * next interrupt (the grace period's, a later cancel). */
+		if (!giong__submit_cancel(w, wt->op_id))
+			wt->interrupted = false;
 		break;
 	case GIONG__WAIT_QUEUE:
 		if (wt->qw.q)
@@ -353,17 +366,21 @@ int giong_waitq_wake_one(struct giong_waitq *q, int result)
 
 	if (!q || !q->_head || !w)
 		return 0;
+	/* The task would be put on this worker's run queue and resumed on
+	 * the wrong thread, its own worker racing it: refuse. */
+	if (waiter_fiber(q->_head)->w != w)
+		return -EXDEV;
 	giong__waiter_wake(w, q->_head, result);
 	return 1;
 }
 
 int giong_waitq_wake_all(struct giong_waitq *q, int result)
 {
-	int n = 0;
+	int n = 0, r;
 
-	while (giong_waitq_wake_one(q, result))
+	while ((r = giong_waitq_wake_one(q, result)) > 0)
 		n++;
-	return n;
+	return n ? n : r;
 }
 
 /* ---------------------------------------------------------------- tasks */
@@ -399,11 +416,17 @@ int giong_join(struct giong_task *t, intptr_t *result)
 	while (!f->finished) {
 		ret = giong_waitq_wait(&f->joiners, 0);
 		if (ret < 0) {
+			/* Woken by a deadline or a cancel, but the task may have
+			 * finished in the same tick, before this ran: then the
+			 * join succeeded (and nothing else would free it). */
+			if (f->finished)
+				break;
 			/* We gave up; the task lives on and frees itself. */
 			f->detached = true;
 			return ret;
 		}
 	}
+	ret = 0;
 	if (f->cancelled_first)
 		ret = -ECANCELED;
 	else if (result)
@@ -416,7 +439,7 @@ int giong_task_detach(struct giong_task *t)
 {
 	struct giong__fiber *f = (struct giong__fiber *)t;
 
-	if (!f || f->detached)
+	if (!f || f->detached || f->w != giong__worker_current())
 		return -EINVAL;
 	if (f->finished && !f->stack)
 		fiber_free(f->w, f);

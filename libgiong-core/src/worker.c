@@ -50,12 +50,16 @@ static void mailbox_arm(struct giong__worker *w)
 		w->mbox.efd_armed = true;
 }
 
-void giong__mailbox_post(struct giong__worker *target, struct giong__msg *m)
+bool giong__mailbox_post(struct giong__worker *target, struct giong__msg *m)
 {
 	struct giong__mailbox *mb = &target->mbox;
 
 	m->next = NULL;
 	pthread_mutex_lock(&mb->lock);
+	if (mb->closed) {
+		pthread_mutex_unlock(&mb->lock);
+		return false;
+	}
 	if (mb->tail)
 		mb->tail->next = m;
 	else
@@ -70,18 +74,65 @@ void giong__mailbox_post(struct giong__worker *target, struct giong__msg *m)
 		ssize_t r = write(mb->efd, &one, sizeof(one));
 		(void)r; /* EAGAIN: the counter is already non-zero, a wake is due */
 	}
+	return true;
 }
 
-static void mailbox_drain(struct giong__worker *w)
+/* Take every queued message, in order; with @close, posts fail from now on. */
+static struct giong__msg *mailbox_take(struct giong__worker *w, bool close)
 {
 	struct giong__mailbox *mb = &w->mbox;
 	struct giong__msg *m;
 
 	pthread_mutex_lock(&mb->lock);
+	if (close)
+		mb->closed = true;
 	m = mb->head;
 	mb->head = mb->tail = NULL;
 	atomic_store(&mb->pending, false);
 	pthread_mutex_unlock(&mb->lock);
+	return m;
+}
+
+/* Close the mailbox if nothing is queued: from then on posts fail, so no
+ * task can be sent to a worker whose loop is over (its share of "active"
+ * would never be given back, and the run would never end). False if
+ * something arrived since the loop's last look: go round again. */
+static bool mailbox_close_if_empty(struct giong__worker *w)
+{
+	struct giong__mailbox *mb = &w->mbox;
+	bool empty;
+
+	pthread_mutex_lock(&mb->lock);
+	empty = mb->head == NULL;
+	if (empty)
+		mb->closed = true;
+	pthread_mutex_unlock(&mb->lock);
+	return empty;
+}
+
+/* A worker that never ran its loop: close the mailbox and give back the
+ * shares of tasks already sent to it (they cannot run here). */
+static void mailbox_refuse(struct giong__worker *w)
+{
+	struct giong__msg *m = mailbox_take(w, true);
+
+	while (m) {
+		struct giong__msg *next = m->next;
+
+		if (m->kind == GIONG__MSG_SPAWN) {
+			w->stats.spawn_failures++;
+			giong__active_put(w->rt);
+			if (m->heap)
+				free(m);
+		}
+		m = next;
+	}
+}
+
+static void mailbox_drain(struct giong__worker *w)
+{
+	struct giong__msg *m = mailbox_take(w, false);
+
 	while (m) {
 		struct giong__msg *next = m->next;
 
@@ -113,6 +164,9 @@ void giong__reap(struct giong__worker *w)
 		unsigned flags;
 	} batch[64];
 
+	if (w->reaping)
+		return; /* from a callback of this very loop: it reaps on */
+	w->reaping = true;
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;
@@ -127,7 +181,7 @@ void giong__reap(struct giong__worker *w)
 				break;
 		}
 		if (!n)
-			return;
+			break;
 		io_uring_cq_advance(ring, n);
 		w->stats.cqes_reaped += n;
 		for (unsigned i = 0; i < n; i++) {
@@ -136,6 +190,7 @@ void giong__reap(struct giong__worker *w)
 			giong__op_complete(w, batch[i].ud, batch[i].res, batch[i].flags);
 		}
 	}
+	w->reaping = false;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -156,9 +211,10 @@ static void signal_done(void *ctx, int res, unsigned flags)
 
 	(void)flags;
 	if (res > 0) {
-		/* A second signal while shutting down: stop waiting for grace. */
-		if (atomic_load(&w->rt->shutdown))
-			w->grace_deadline = 0;
+		/* A second signal while shutting down: stop waiting for grace,
+		 * on every worker (each reads the flag in check_lifecycle()). */
+		if (atomic_load(&w->rt->shutdown) && !atomic_exchange(&w->rt->grace_skipped, true))
+			giong__wake_all_workers(w->rt);
 		giong_runtime_shutdown(w->rt);
 	}
 	if (!w->draining && res != -ECANCELED)
@@ -215,6 +271,8 @@ static void check_lifecycle(struct giong__worker *w)
 		giong__wake_shutdown_waiters(w);
 		w->grace_deadline = min_u64(w->grace_deadline, w->now + w->rt->cfg.shutdown_grace_ms);
 	}
+	if (GIONG__UNLIKELY(atomic_load_explicit(&w->rt->grace_skipped, memory_order_relaxed)))
+		w->grace_deadline = 0;
 	/* The grace period also starts once every worker's main task returned. */
 	if (w->grace_deadline == UINT64_MAX && !atomic_load_explicit(&w->rt->mains_left, memory_order_relaxed))
 		w->grace_deadline = w->now + w->rt->cfg.shutdown_grace_ms;
@@ -251,7 +309,13 @@ static void tick_wait(struct giong__worker *w)
 	int ret;
 
 	if (!w->run_head) {
-		uint64_t next = min_u64(giong__wheel_next_expiry(&w->wheel), w->grace_deadline);
+		uint64_t next = giong__wheel_next_expiry(&w->wheel);
+
+		/* The end of the grace period matters while there are tasks it
+		 * has not cancelled yet; once past, it would make every wait
+		 * a zero timeout. */
+		if (!w->fibers_cancelled && w->stats.fibers_live)
+			next = min_u64(next, w->grace_deadline);
 
 		if (w->spin_ns) {
 			/* Spinning waits for the peer's answer to what this tick
@@ -341,11 +405,13 @@ int giong__worker_run(struct giong__worker *w)
 	giong__tls_worker = w;
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
 	if (err) {
+		mailbox_refuse(w);
 		giong__worker_abandon(rt);
 		goto out;
 	}
 	err = giong__bufpool_init(w, rt->cfg.recv_buffers, rt->cfg.recv_buffer_size);
 	if (err) {
+		mailbox_refuse(w);
 		giong__worker_abandon(rt);
 		goto out_ring;
 	}
@@ -362,8 +428,10 @@ int giong__worker_run(struct giong__worker *w)
 		giong__worker_abandon(rt);
 	else
 		giong__active_put(rt); /* the start-up share; the main task holds one now */
-	while (!worker_done(w))
-		tick(w);
+	do {
+		while (!worker_done(w))
+			tick(w);
+	} while (!mailbox_close_if_empty(w));
 	drain(w);
 	while (w->natexit > 0) {
 		w->natexit--;
@@ -371,7 +439,11 @@ int giong__worker_run(struct giong__worker *w)
 	}
 	giong__ctx_destroy(&w->sched_ctx);
 	giong__stack_guard_thread_fini();
-	giong__bufpool_fini(w);
+	/* Invariant 4: memory the kernel may still write is leaked, not freed.
+	 * Operations it never confirmed may hold pool buffers (and the worker's
+	 * own read buffers, see giong__worker_free()). */
+	if (!w->stats.ops_leaked)
+		giong__bufpool_fini(w);
 out_ring:
 	/* With operations unconfirmed, closing the ring is still safe for the
 	 * ring's own memory; the kernel tears down what remains. */
@@ -438,5 +510,8 @@ void giong__worker_free(struct giong__worker *w)
 	giong__op_slab_fini(&w->ops);
 	close(w->mbox.efd);
 	pthread_mutex_destroy(&w->mbox.lock);
-	free(w);
+	/* The struct holds buffers lent to the kernel (the eventfd and
+	 * signalfd reads): kept if an operation was never confirmed. */
+	if (!w->final_stats.ops_leaked)
+		free(w);
 }

@@ -68,7 +68,8 @@ GIONG_API int giong_op_start(struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx
  * (IORING_OP_ASYNC_CANCEL). The operation's callback is still called with
  * its final CQE (often -ECANCELED, but it may have completed first); its
  * memory stays lent until then. Returns 0, -ENOENT if @id is not a live
- * operation, GIONG_ENOTWORKER. Owner worker only.
+ * operation, -EAGAIN if the kernel takes no submission now (nothing was
+ * sent; try again later), GIONG_ENOTWORKER. Owner worker only.
  */
 GIONG_API int giong_op_cancel(uint64_t id);
 

@@ -40,9 +40,10 @@ struct giong_config {
 	unsigned recv_buffers;       /* receive buffers per worker, a power of two; default 1024 */
 	unsigned recv_buffer_size;   /* bytes per receive buffer; default 4096 */
 	size_t stack_size;           /* fiber stack size, bytes; default 64 KiB */
-	unsigned stack_pool;         /* unused stacks kept per worker; default 256 */
+	unsigned stack_pool;         /* unused stacks kept per worker; default 256 (at least 1) */
 	bool shutdown_on_signals;    /* SIGINT/SIGTERM start a graceful shutdown; default false */
-	uint32_t shutdown_grace_ms;  /* time fibers get to finish after shutdown; default 5000 */
+	uint32_t shutdown_grace_ms;  /* time fibers get to finish after shutdown; default 5000
+				      * (the least is 1: cancel almost at once) */
 	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
 };
 
@@ -76,7 +77,8 @@ typedef void (*giong_main_fn)(unsigned worker, void *arg);
  * the kernel is cancelled and its completion awaited, so no memory the
  * kernel may write is freed early.
  * Returns 0 when every worker ended, -EBUSY if the runtime is already
- * running or has run, -EINVAL if @rt or @fn is NULL, or -errno if a worker
+ * running or has run, -EINVAL if @rt or @fn is NULL, -EDEADLK if the calling
+ * thread is already a worker (called from a task), or -errno if a worker
  * could not be started. A runtime runs once.
  */
 GIONG_API int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg);
@@ -90,7 +92,7 @@ GIONG_API int giong_runtime_free(struct giong_runtime *rt);
 /*
  * giong_block_on() - run @fn(0, @arg) on a one-worker runtime on the calling
  * thread with default settings (GIONG_RING_TIER is honoured), and free it.
- * Returns 0 or the error of giong_runtime_new()/run().
+ * Returns 0 or the error of giong_runtime_new()/run() (-EDEADLK from a task).
  */
 GIONG_API int giong_block_on(giong_main_fn fn, void *arg);
 

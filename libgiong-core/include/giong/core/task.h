@@ -28,7 +28,9 @@ typedef intptr_t (*giong_task_fn)(void *arg);
  * If @ret is non-NULL, *@ret receives an owned handle that must be given to
  * giong_join() or giong_task_detach() exactly once; with @ret NULL the task
  * is detached from the start.
- * Returns 0, -EINVAL if @fn is NULL, -ENOMEM, or GIONG_ENOTWORKER.
+ * Returns 0, -EINVAL if @fn is NULL, -ENOMEM, GIONG_ENOTWORKER, or
+ * GIONG_ESHUTDOWN when the worker's loop has already ended (from a completion
+ * callback or an atexit hook run while the worker drains).
  * Owner worker only; does not suspend.
  */
 GIONG_API int giong_spawn(giong_task_fn fn, void *arg, struct giong_task **ret);
@@ -37,8 +39,8 @@ GIONG_API int giong_spawn(giong_task_fn fn, void *arg, struct giong_task **ret);
  * giong_spawn_on() - start @fn(@arg) as a detached task on worker @worker of
  * the calling worker's runtime (which may be the caller's own). Thread-safe
  * from any worker. Returns 0, -EINVAL for a bad worker index or NULL @fn,
- * -ENOMEM, GIONG_ESHUTDOWN once the runtime is shutting down, or
- * GIONG_ENOTWORKER.
+ * -ENOMEM, GIONG_ESHUTDOWN once the runtime is shutting down or worker
+ * @worker's loop is over (or never started), or GIONG_ENOTWORKER.
  */
 GIONG_API int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg);
 
@@ -48,14 +50,16 @@ GIONG_API int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg);
  * returns -ECANCELED if @t was cancelled before it finished (its return value
  * is then discarded). If the calling task is itself cancelled or its deadline
  * passes while waiting, returns -ECANCELED / -ETIMEDOUT and @t is detached
- * (it keeps running, its handle is freed when it ends).
+ * (it keeps running, its handle is freed when it ends) - unless @t finished
+ * in the meantime: then the join succeeds as above.
  * Returns -EINVAL if @t is NULL or is the calling task. May suspend.
  */
 GIONG_API int giong_join(struct giong_task *t, intptr_t *result);
 
 /*
  * giong_task_detach() - give up the handle @t: the task runs on and frees
- * itself when it ends. Returns 0 or -EINVAL.
+ * itself when it ends. Returns 0, or -EINVAL for NULL, a handle already
+ * given up, or a call from another worker than @t's.
  */
 GIONG_API int giong_task_detach(struct giong_task *t);
 

@@ -43,11 +43,14 @@ GIONG_API int giong_waitq_init(struct giong_waitq *q);
 GIONG_API int giong_waitq_wait(struct giong_waitq *q, unsigned flags);
 
 /* giong_waitq_wake_one() - make the oldest waiter return @result.
- * Returns 1 if a task was woken, 0 if none waited. Does not suspend. */
+ * Returns 1 if a task was woken, 0 if none waited (or not called from a
+ * worker), -EXDEV if the oldest waiter is a task of another worker (a queue
+ * serves one worker; reach another with a channel or giong_spawn_on()).
+ * Does not suspend. */
 GIONG_API int giong_waitq_wake_one(struct giong_waitq *q, int result);
 
 /* giong_waitq_wake_all() - make every waiter return @result. Returns the
- * number woken. Does not suspend. */
+ * number woken, or -EXDEV as above if none could be. Does not suspend. */
 GIONG_API int giong_waitq_wake_all(struct giong_waitq *q, int result);
 
 /* giong_waitq_empty() - true if no task waits on @q. */

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_edges.c - the edges of a run's life and of misuse, each a bug found
+ * in review: a task spawned from a completion callback while the worker
+ * drains; a task sent with giong_spawn_on() to a worker whose loop is over;
+ * a join whose deadline fires in the tick its task finished; zeros in the
+ * config meaning the defaults; a runtime started from inside a task; a
+ * worker with nothing to do after the grace period parking instead of
+ * spinning; a second SIGTERM ending the grace on every worker.
+ */
+#include <liburing.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "giong_test.h"
+
+/* ------------------------------------------- a completion during drain */
+
+/* A poll on the read end of a pipe nobody writes: it completes only when
+ * the worker drains and cancels it, and its callback runs then. */
+struct late {
+	int fds[2];
+	int res;          /* the poll's final result */
+	int spawn_rc;     /* what giong_spawn() / giong_spawn_on() said */
+	atomic_int ran;   /* the task sent with spawn_on ran */
+	bool use_spawn_on;
+};
+
+static intptr_t late_task(void *arg)
+{
+	atomic_store(&((struct late *)arg)->ran, 1);
+	return 0;
+}
+
+static void late_cb(void *ctx, int res, unsigned flags)
+{
+	struct late *l = ctx;
+
+	(void)flags;
+	l->res = res;
+	if (l->use_spawn_on)
+		l->spawn_rc = giong_spawn_on(1, late_task, l);
+	else
+		l->spawn_rc = giong_spawn(late_task, l, NULL);
+}
+
+static void late_main(unsigned w, void *arg)
+{
+	struct late *l = arg;
+	struct io_uring_sqe *sqe;
+
+	if (w != 0)
+		return;
+	sqe = giong_sqe();
+	assert_non_null(sqe);
+	/* l lives in the test's frame until the run is over. */
+	io_uring_prep_poll_add(sqe, l->fds[0], POLLIN);
+	assert_int_equal(giong_op_start(sqe, late_cb, l, NULL), 0);
+}
+
+static void run_late(struct late *l, unsigned workers)
+{
+	struct giong_config c = gt_config(workers);
+	struct giong_runtime *rt;
+	struct giong_stats st;
+
+	assert_int_equal(pipe(l->fds), 0);
+	l->spawn_rc = 1;
+	assert_int_equal(giong_runtime_new(&c, &rt), 0);
+	assert_int_equal(giong_runtime_run(rt, late_main, l), 0);
+	for (unsigned i = 0; i < workers; i++) {
+		assert_int_equal(giong_runtime_stats(rt, i, &st), 0);
+		assert_int_equal(st.fibers_live, 0);
+		assert_int_equal(st.stacks_live, 0);
+	}
+	assert_int_equal(giong_runtime_free(rt), 0);
+	close(l->fds[0]);
+	close(l->fds[1]);
+	assert_int_equal(l->res, -ECANCELED);
+}
+
+static void test_spawn_while_draining(void **state)
+{
+	struct late l = {0};
+
+	(void)state;
+	run_late(&l, 1);
+	/* The task could never run: refused, not left with a stack. */
+	assert_int_equal(l.spawn_rc, GIONG_ESHUTDOWN);
+	assert_int_equal(atomic_load(&l.ran), 0);
+}
+
+static void test_spawn_on_after_loop(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		struct late l = {.use_spawn_on = true};
+
+		run_late(&l, 2);
+		/* Worker 1 either had closed its mailbox (refused) or was still
+		 * there to run the task; never "sent" and then lost. */
+		if (l.spawn_rc == 0)
+			assert_int_equal(atomic_load(&l.ran), 1);
+		else
+			assert_int_equal(l.spawn_rc, GIONG_ESHUTDOWN);
+	}
+}
+
+/* ---------------------------------------- join's deadline, task finished */
+
+static intptr_t sleep_until_task(void *arg)
+{
+	giong_sleep_until((uint64_t)(uintptr_t)arg);
+	return 42;
+}
+
+static void join_tick_main(unsigned w, void *arg)
+{
+	uint64_t t = giong_now_ms() + 20, saved;
+	struct giong_task *task;
+	intptr_t res = 0;
+
+	(void)w;
+	(void)arg;
+	assert_int_equal(giong_spawn(sleep_until_task, (void *)(uintptr_t)t, &task), 0);
+	assert_int_equal(giong_yield(), 0); /* the task arms its timer first */
+	saved = giong_deadline_set(t);
+	/* Both timers fire in the same tick, the task's first: it finishes
+	 * before the join sees its deadline. The join has its result. */
+	assert_int_equal(giong_join(task, &res), 0);
+	assert_int_equal(res, 42);
+	giong_deadline_restore(saved);
+}
+
+static void test_join_deadline_same_tick(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct giong_stats st;
+
+	(void)state;
+	gt_run(&c, join_tick_main, NULL, &st);
+	assert_int_equal(st.fibers_live, 0);
+}
+
+/* ------------------------------------------------- zeros mean defaults */
+
+static int late_sleep_rc = 1;
+
+static intptr_t late_sleeper(void *arg)
+{
+	(void)arg;
+	late_sleep_rc = giong_sleep_ms(30);
+	return 0;
+}
+
+static void zero_main(unsigned w, void *arg)
+{
+	(void)w;
+	(void)arg;
+	assert_int_equal(giong_spawn(late_sleeper, NULL, NULL), 0);
+}
+
+static void test_zero_config_means_defaults(void **state)
+{
+	struct giong_config c;
+
+	(void)state;
+	memset(&c, 0, sizeof(c)); /* every field "the default" */
+	c.workers = 1;
+	/* The grace period is the default 5 s, not 0: the task outliving
+	 * main gets to finish its 30 ms sleep. */
+	gt_run(&c, zero_main, NULL, NULL);
+	assert_int_equal(late_sleep_rc, 0);
+}
+
+/* ------------------------------------------- a runtime inside a task */
+
+static void nothing_main(unsigned w, void *arg)
+{
+	(void)w;
+	(void)arg;
+}
+
+static void nested_main(unsigned w, void *arg)
+{
+	struct giong_config c = gt_config(1);
+	struct giong_runtime *rt;
+
+	(void)w;
+	(void)arg;
+	assert_int_equal(giong_block_on(nothing_main, NULL), -EDEADLK);
+	assert_int_equal(giong_runtime_new(&c, &rt), 0);
+	assert_int_equal(giong_runtime_run(rt, nothing_main, NULL), -EDEADLK);
+	assert_int_equal(giong_runtime_free(rt), 0);
+	/* and this worker is still one */
+	assert_int_equal(giong_worker_index(), 0);
+	assert_int_equal(giong_sleep_ms(1), 0);
+}
+
+static void test_runtime_inside_task(void **state)
+{
+	struct giong_config c = gt_config(1);
+
+	(void)state;
+	gt_run(&c, nested_main, NULL, NULL);
+}
+
+/* ------------------------------------ after the grace: park, not spin */
+
+static intptr_t busy_task(void *arg)
+{
+	(void)arg;
+	/* Never parks (a yield does not): keeps the run going ~40 ms. */
+	for (int i = 0; i < 40; i++) {
+		struct timespec ms = {0, 1000000};
+
+		nanosleep(&ms, NULL);
+		(void)giong_yield();
+	}
+	return 0;
+}
+
+static void grace_main(unsigned w, void *arg)
+{
+	(void)arg;
+	if (w == 0)
+		assert_int_equal(giong_spawn(busy_task, NULL, NULL), 0);
+}
+
+static void test_idle_worker_parks_after_grace(void **state)
+{
+	struct giong_config c = gt_config(2);
+	struct giong_runtime *rt;
+	struct giong_stats st;
+
+	(void)state;
+	c.shutdown_grace_ms = 1;
+	assert_int_equal(giong_runtime_new(&c, &rt), 0);
+	assert_int_equal(giong_runtime_run(rt, grace_main, NULL), 0);
+	assert_int_equal(giong_runtime_stats(rt, 1, &st), 0);
+	/* Worker 1 has nothing to do for ~40 ms: a few enters, not one per
+	 * loop turn (thousands when it waited with a zero timeout). */
+	print_message("idle worker 1: %llu enters\n", (unsigned long long)st.enters);
+	assert_true(st.enters < 200);
+	assert_int_equal(giong_runtime_free(rt), 0);
+}
+
+/* ------------------------------------------ a second SIGTERM, 2 workers */
+
+static int sig_pipe = -1;
+
+static intptr_t announce_shutdown(void *arg)
+{
+	(void)arg;
+	giong_shutdown_wait();
+	if (write(sig_pipe, "s", 1) != 1)
+		_exit(3);
+	return 0;
+}
+
+static void two_sig_main(unsigned w, void *arg)
+{
+	(void)arg;
+	if (w == 0) {
+		assert_int_equal(giong_spawn(announce_shutdown, NULL, NULL), 0);
+		if (write(sig_pipe, "r", 1) != 1)
+			_exit(3);
+	}
+	/* Both mains outlive the first signal (grace: 30 s); the second must
+	 * cancel them on both workers. */
+	if (giong_sleep_ms(30000) != -ECANCELED)
+		_exit(4);
+}
+
+static void test_second_signal_every_worker(void **state)
+{
+	int p[2], status = 0;
+	pid_t pid;
+	char b;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct giong_config c = gt_config(2);
+		struct giong_runtime *rt;
+
+		close(p[0]);
+		sig_pipe = p[1];
+		c.shutdown_on_signals = true;
+		c.shutdown_grace_ms = 30000;
+		alarm(60); /* whatever happens, the child ends */
+		if (giong_runtime_new(&c, &rt) || giong_runtime_run(rt, two_sig_main, NULL))
+			_exit(1);
+		giong_runtime_free(rt);
+		_exit(42);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &b, 1), 1);
+	assert_int_equal(b, 'r');
+	kill(pid, SIGTERM);
+	assert_int_equal(read(p[0], &b, 1), 1); /* the first one was taken */
+	assert_int_equal(b, 's');
+	kill(pid, SIGTERM);
+	/* Both workers' mains are cancelled at once: well within 10 s (the
+	 * grace is 30 s). */
+	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("the second SIGTERM did not end the grace on every worker");
+	}
+	close(p[0]);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 42);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spawn_while_draining),
+		cmocka_unit_test(test_spawn_on_after_loop),
+		cmocka_unit_test(test_join_deadline_same_tick),
+		cmocka_unit_test(test_zero_config_means_defaults),
+		cmocka_unit_test(test_runtime_inside_task),
+		cmocka_unit_test(test_idle_worker_parks_after_grace),
+		cmocka_unit_test(test_second_signal_every_worker),
+	};
+
+	gt_require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
