@@ -74,7 +74,10 @@ GIONG_API long giong_bufpool_size(void);
 
 /* A request to be told when the pool has buffers again. Caller storage. */
 struct giong_bufpool_waiter {
-	void (*fn)(struct giong_bufpool_waiter *w); /* called on the worker, outside tasks */
+	/* Called on the worker by whatever freed the buffers - a completion, or
+	 * a task's giong_recvbuf_release(), inside that task: it must not
+	 * suspend (queue work or an SQE; wake a task). */
+	void (*fn)(struct giong_bufpool_waiter *w);
 	struct giong_bufpool_waiter *_next, *_prev;
 	int _queued;
 };
