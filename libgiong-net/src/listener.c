@@ -59,6 +59,14 @@ static void listener_free(struct giong_listener *l)
 	free(l);
 }
 
+/* Free a closed listener once the kernel's accept is over and no task is
+ * inside accept (a woken acceptor still reads it when it runs). */
+static void maybe_free(struct giong_listener *l)
+{
+	if (l->closing && !l->armed && !l->busy)
+		listener_free(l);
+}
+
 static void arm(struct giong_listener *l);
 
 static void accept_cqe(void *ctx, int res, unsigned flags)
@@ -86,14 +94,14 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 		if (!l->closing) {
 			l->err = res;
 			giong_waitq_wake_one(&l->waiters, 0);
-		} else if (!l->armed) {
-			listener_free(l);
+		} else {
+			maybe_free(l);
 		}
 		return;
 	}
 	if (!l->armed) {
 		if (l->closing)
-			listener_free(l);
+			maybe_free(l);
 		else if (!l->paused)
 			arm(l);
 	}
@@ -123,6 +131,7 @@ int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
 	if (!l)
 		return -ENOMEM;
 	l->fd = fd;
+	l->owner = giong__owner_self();
 	l->is_unix = is_unix;
 	l->max_pending = opts && opts->max_pending ? opts->max_pending : 1024;
 	giong_waitq_init(&l->waiters);
@@ -173,25 +182,38 @@ int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret)
 	if (!l || !ret)
 		return -EINVAL;
 	*ret = NULL;
+	if ((r = giong__owner_check(l->owner)))
+		return r;
+	if (l->closing)
+		return -EBADF;
+	/* Held until we leave: a task woken (by a connection or an error)
+	 * runs later, and the listener may be closed before it does. */
+	l->busy++;
 	while (!l->count) {
+		if (l->closing) {
+			r = -EBADF;
+			goto out;
+		}
 		if (l->err) {
 			r = l->err;
 			l->err = 0;
-			return r;
+			goto out;
 		}
-		if (l->closing)
-			return -EBADF;
 		arm(l);
 		r = giong_waitq_wait(&l->waiters, GIONG_WAIT_SHUTDOWN);
 		if (r < 0)
-			return r;
+			goto out;
 	}
 	fd = fdq_pop(l);
 	if (l->paused && l->count <= l->max_pending / 2) {
 		l->paused = false;
 		arm(l);
 	}
-	return giong__sock_new(fd, l->is_unix ? &giong__unix_ops : &giong__tcp_ops, ret);
+	r = giong__sock_new(fd, l->is_unix ? &giong__unix_ops : &giong__tcp_ops, ret);
+out:
+	l->busy--;
+	maybe_free(l);
+	return r;
 }
 
 int giong_tcp_accept(struct giong_listener *l, struct giong_stream **ret)
@@ -214,7 +236,13 @@ int giong_listener_pending(const struct giong_listener *l)
 
 int giong_listener_close(struct giong_listener *l)
 {
-	if (!l || l->closing)
+	int r;
+
+	if (!l)
+		return -EINVAL;
+	if ((r = giong__owner_check(l->owner)))
+		return r;
+	if (l->closing)
 		return -EINVAL;
 	l->closing = true;
 	/* Remove the socket file now, not when the kernel lets go of the
@@ -235,8 +263,8 @@ int giong_listener_close(struct giong_listener *l)
 			l->cancel_sent = true;
 			giong_op_cancel(l->op_id);
 		}
-		return 0; /* freed by the final CQE */
+		return 0; /* freed by the final CQE (or the last acceptor) */
 	}
-	listener_free(l);
+	maybe_free(l); /* or by the last task to leave accept */
 	return 0;
 }

@@ -5,8 +5,12 @@
 
 #include <giong/net.h>
 
+#include "owner.h"
+
 struct giong_listener {
 	int fd;
+	pthread_t owner; /* the worker's thread (owner.h) */
+	int busy;        /* tasks inside accept: freed only once none is */
 	bool is_unix;
 	char *unlink_path; /* a Unix socket file this listener made */
 	struct giong_addr addr;

@@ -129,7 +129,7 @@ static void notify(struct giong__rxq *q)
 
 static void maybe_free(struct giong__rxq *q)
 {
-	if (q->closing && !q->armed) {
+	if (q->closing && !q->armed && !q->held) {
 		list_del(q);
 		free(q->items);
 		q->items = NULL;
@@ -155,6 +155,20 @@ static void pause_receive(struct giong__rxq *q)
 	}
 }
 
+/* A buffer could not be queued (no memory for the queue): what follows
+ * it must not be delivered either, or the reader would see a stream with a
+ * hole. End the stream with -ENOMEM after what is queued. A datagram socket
+ * loses one datagram, reports -ENOMEM once, and receives on. */
+static void queue_failed(struct giong__rxq *q)
+{
+	q->err = -ENOMEM;
+	if (!q->msg && q->armed && !q->cancel_sent) {
+		q->cancel_sent = true;
+		giong_op_cancel(q->op_id);
+	}
+	notify(q);
+}
+
 /* Every CQE of the multishot receive. */
 static void rx_cqe(void *ctx, int res, unsigned flags)
 {
@@ -165,22 +179,33 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		q->armed = false;
 		q->cancel_sent = false;
 	}
+	/* notify() may call on_ready, which may close the socket; hold q so
+	 * that giong__rxq_close() does not free it under us: freed below. */
+	q->held++;
 	if (flags & IORING_CQE_F_BUFFER) {
 		struct giong_recvbuf *b;
 		unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
 
 		if (giong_bufpool_take(bid, res > 0 ? (size_t)res : 0, &b) == 0) {
-			/* The kernel is done with this buffer: it is ours. */
-			if (q->closing || res <= 0 || push(q, b))
+			/* The kernel is done with this buffer: it is ours. A
+			 * stream that ended with an error takes no more bytes. */
+			if (q->closing || res <= 0 || (q->err && !q->msg)) {
 				giong_recvbuf_release(b);
-			else
+			} else if (push(q, b)) {
+				giong_recvbuf_release(b);
+				queue_failed(q);
+			} else {
 				notify(q);
+			}
 		}
 		if (over_bounds(q) && !q->closing)
 			pause_receive(q);
 	} else if (res == 0 && !q->msg) {
-		q->eof = true;
-		notify(q);
+		/* After an error the end is not clean: the error stays. */
+		if (!q->err) {
+			q->eof = true;
+			notify(q);
+		}
 	} else if (res == -ENOBUFS) {
 		/* The pool is dry. Re-arming now would only spin: wait until
 		 * half of it is back. It may be back already (the dry hook
@@ -190,12 +215,14 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (!q->closing && !q->wait_pool && giong_bufpool_notify(&q->pool_wait) == 0)
 			q->wait_pool = true;
 	} else if (res < 0 && res != -ECANCELED && res != -EINTR) {
-		q->err = res;
+		if (!q->err || q->msg) /* a stream keeps its first error */
+			q->err = res;
 		notify(q);
 	}
+	q->held--;
 	if (!q->armed) {
 		if (q->closing)
-			maybe_free(q);
+			maybe_free(q); /* q (and its owner) may be gone after this */
 		else if (!q->paused && !q->wait_pool)
 			giong__rxq_arm(q); /* ended on its own: keep receiving */
 	}

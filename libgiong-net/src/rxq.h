@@ -37,7 +37,11 @@ struct giong__rxq {
 	bool armed, cancel_sent, paused, wait_pool, closing;
 	bool listed; /* on the worker's list for a dry pool */
 	bool eof;  /* stream: the peer closed */
-	int err;   /* a terminal error, delivered after what is queued */
+	int err;   /* a terminal error, delivered after what is queued
+		    * (-ENOMEM: a buffer could not be queued, the rest of a
+		    * stream is refused rather than delivered with a hole) */
+	unsigned held; /* inside rx_cqe: on_ready may close q, which must
+			* then not be freed until rx_cqe is done with it */
 	uint64_t op_id;
 	struct giong_bufpool_waiter pool_wait;
 	struct giong_waitq waiters;

@@ -9,6 +9,7 @@
  * descriptor first (ASYNC_CANCEL by fd), so none of these waits long.
  */
 #include <errno.h>
+#include <limits.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -76,6 +77,7 @@ int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_str
 	}
 	s->base.ops = ops;
 	s->fd = fd;
+	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
 	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
 	giong__rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
@@ -84,13 +86,26 @@ int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_str
 	return 0;
 }
 
-/* Enter a call that parks: the stream may not be freed until it is left. */
+/* Enter a call that parks: the stream may not be freed until it is left.
+ * Off the owner worker nothing is touched. */
 static int sock_enter(struct giong__sock *s)
 {
+	int r = giong__owner_check(s->owner);
+
+	if (r)
+		return r;
 	if (s->closing)
 		return -EBADF;
 	s->busy++;
 	return 0;
+}
+
+/* The ring's receive and send take a 32-bit length: a longer one would be
+ * cut to its low bits (4 GiB + 2 would send 2 bytes, 4 GiB none). A short
+ * count is legal for both; write_all loops. */
+static unsigned io_len(size_t len)
+{
+	return len > INT_MAX ? INT_MAX : (unsigned)len;
 }
 
 static void sock_leave(struct giong__sock *s)
@@ -127,7 +142,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 	if (!sqe)
 		return -EBUSY;
 	/* @buf is the caller's, lent to the kernel until giong_io returns. */
-	io_uring_prep_recv(sqe, s->fd, buf, len, 0);
+	io_uring_prep_recv(sqe, s->fd, buf, io_len(len), 0);
 	return giong_io(sqe);
 }
 
@@ -190,7 +205,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		n = -EBUSY;
 	} else if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
-		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, iov[0].iov_len, sflags);
+		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
 		n = giong_io(sqe);
 	} else {
 		/* mh lives in this frame and iov is the caller's: both lent to the
@@ -237,10 +252,15 @@ static int sock_close(struct giong_stream *st)
 {
 	struct giong__sock *s = (struct giong__sock *)st;
 	struct io_uring_sqe *sqe;
-	int fd = s->fd; /* s may be freed by giong__rxq_close() below */
+	int fd, r;
 
+	/* Off the owner worker a close could neither cancel (no ring, or
+	 * another worker's) nor wake anything safely: refuse it. */
+	if ((r = giong__owner_check(s->owner)))
+		return r;
 	if (s->closing)
 		return -EBADF;
+	fd = s->fd; /* s may be freed by giong__rxq_close() below */
 	s->closing = true;
 	s->readable_fn = NULL;
 	/* Cancel everything in the kernel on this descriptor (the multishot
@@ -264,10 +284,11 @@ static void deferred_ready(void *ctx, int res, unsigned flags)
 
 	(void)res;
 	(void)flags;
-	s->busy--;
+	/* Still busy through the callback: it may close the stream, which
+	 * must then not be freed until we are done with it. */
 	if (!s->closing)
 		rx_ready(s);
-	sock_free_if_done(s);
+	sock_leave(s);
 }
 
 /* Call the readable callback from the completion of a no-op: the next tick,
@@ -290,7 +311,10 @@ static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_str
 			    void *ctx)
 {
 	struct giong__sock *s = (struct giong__sock *)st;
+	int r;
 
+	if ((r = giong__owner_check(s->owner)))
+		return r;
 	if (s->closing)
 		return -EBADF;
 	s->readable_fn = fn;

@@ -5,11 +5,13 @@
 
 #include <giong/net.h>
 
+#include "owner.h"
 #include "rxq.h"
 
 struct giong__sock {
 	struct giong_stream base; /* first: a giong__sock is a giong_stream */
 	int fd;
+	pthread_t owner; /* the worker's thread (owner.h) */
 	int busy;     /* operations of tasks in flight on the stream */
 	bool closing; /* closed by its owner; freed when busy == 0 and rx is done */
 	bool rx_done; /* the receive queue has been freed by the kernel's word */

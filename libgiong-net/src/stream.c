@@ -30,8 +30,11 @@ ssize_t giong_stream_write(struct giong_stream *s, const void *buf, size_t len)
 {
 	struct iovec iov = {(void *)buf, len};
 
-	if (!s || !s->ops || !buf)
+	if (!s || !s->ops || (!buf && len))
 		return -EINVAL;
+	/* Nothing to send: done, as giong_stream_write_all() says too. */
+	if (!len)
+		return 0;
 	return s->ops->writev(s, &iov, 1, 0);
 }
 

@@ -39,6 +39,7 @@
  * other task is using it: the struct may be freed at once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@
 #include <giong/net/addr.h>
 #include <giong/net/udp.h>
 
+#include "owner.h"
 #include "rxq.h"
 
 /* Memory the kernel filled through the ring is invisible to valgrind, which
@@ -67,6 +69,7 @@
 struct giong_udp {
 	struct giong__rxq q; /* first: on_free gets &u->q */
 	int fd;
+	pthread_t owner; /* the worker's thread (owner.h) */
 	bool multishot; /* recv_from() was used: datagrams come through q */
 };
 
@@ -137,7 +140,10 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	struct giong_udp *u;
 	int fd;
 
-	if (!addr || !ret || giong_addr_parse(addr, &a))
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (!addr || giong_addr_parse(addr, &a))
 		return -EINVAL;
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
@@ -150,6 +156,7 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 		return -ENOMEM;
 	}
 	u->fd = fd;
+	u->owner = giong__owner_self();
 	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
 	giong__rxq_init(&u->q, fd, true,
 			opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED, 0,
@@ -193,8 +200,13 @@ long giong_udp_max_payload(void)
 
 int giong_udp_close(struct giong_udp *u)
 {
+	int r;
+
 	if (!u)
 		return -EINVAL;
+	/* Off the owner worker nothing could be cancelled or woken safely. */
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	/* Releases what is queued, cancels the multishot, and calls
 	 * udp_on_free() now or once the kernel confirms. */
 	giong__rxq_close(&u->q);
@@ -255,6 +267,8 @@ ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf **ret,
 		return -EINVAL;
 	if (flags)
 		*flags = 0;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	u->multishot = true; /* from now on every datagram comes through q */
 	r = giong__rxq_wait(&u->q, GIONG_WAIT_SHUTDOWN);
 	if (r < 0)
@@ -306,11 +320,13 @@ ssize_t giong_udp_read_from(struct giong_udp *u, void *buf, size_t len, struct g
 		*flags = 0;
 	if (!u || !buf || !len)
 		return -EINVAL;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	if (u->multishot)
 		return read_queued(u, buf, len, from, flags);
 	sqe = giong_sqe();
 	if (!sqe)
-		return giong_worker_index() < 0 ? GIONG_ENOTWORKER : -EBUSY;
+		return -EBUSY;
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = buf;
 	iov.iov_len = len;
@@ -357,12 +373,15 @@ ssize_t giong_udp_send_to(struct giong_udp *u, const void *buf, size_t len,
 	struct io_uring_sqe *sqe;
 	struct iovec iov;
 	struct msghdr mh;
+	int r;
 
 	if (!u || (!buf && len) || !addr_ok(to))
 		return -EINVAL;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	sqe = giong_sqe();
 	if (!sqe)
-		return giong_worker_index() < 0 ? GIONG_ENOTWORKER : -EBUSY;
+		return -EBUSY;
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = (void *)buf;
 	iov.iov_len = len;
@@ -380,14 +399,19 @@ ssize_t giong_udp_send_to(struct giong_udp *u, const void *buf, size_t len,
 ssize_t giong_udp_send(struct giong_udp *u, const void *buf, size_t len)
 {
 	struct io_uring_sqe *sqe;
+	int r;
 
 	if (!u || (!buf && len))
 		return -EINVAL;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	sqe = giong_sqe();
 	if (!sqe)
-		return giong_worker_index() < 0 ? GIONG_ENOTWORKER : -EBUSY;
+		return -EBUSY;
 	/* buf is the caller's (borrowed), read by the kernel until giong_io()
-	 * returns. Not connected: the kernel answers -EDESTADDRREQ. */
-	io_uring_prep_send(sqe, u->fd, buf, len, 0);
+	 * returns. Not connected: the kernel answers -EDESTADDRREQ. The length
+	 * is 32 bits in the SQE: 4 GiB + 10 would send 10 bytes; above INT_MAX
+	 * the kernel refuses the datagram (-EMSGSIZE) as it should. */
+	io_uring_prep_send(sqe, u->fd, buf, len > INT_MAX ? INT_MAX : (unsigned)len, 0);
 	return giong_io(sqe);
 }

@@ -29,7 +29,9 @@ static int unix_addr(const char *name, struct giong_addr *a)
 	return 0;
 }
 
-/* A socket file nobody listens on any more is stale: connecting is refused. */
+/* A socket file nobody listens on any more is stale: connecting is refused.
+ * Non-blocking: a live listener whose backlog is full would hold a blocking
+ * connect, and the worker with it, until it accepts (EAGAIN: alive). */
 static bool stale_socket(const struct giong_addr *a, const char *path)
 {
 	struct stat st;
@@ -37,12 +39,12 @@ static bool stale_socket(const struct giong_addr *a, const char *path)
 
 	if (lstat(path, &st) || !S_ISSOCK(st.st_mode))
 		return false;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return false;
-	r = connect(fd, (const struct sockaddr *)&a->ss, a->len);
+	r = connect(fd, (const struct sockaddr *)&a->ss, a->len) ? errno : 0;
 	close(fd);
-	return r && errno == ECONNREFUSED;
+	return r == ECONNREFUSED;
 }
 
 int giong_unix_listen(const char *name, const struct giong_listen_options *opts,

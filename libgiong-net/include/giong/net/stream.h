@@ -26,7 +26,10 @@
  * the stream once none is left.
  *
  * Ownership: a stream is owned by whoever created or accepted it and freed
- * by giong_stream_close(). It belongs to the worker it was made on.
+ * by giong_stream_close(). It belongs to the worker it was made on: for
+ * socket streams (TCP, Unix), recv, read, write, writev, write_all,
+ * shutdown, close and on_readable called on any other thread touch nothing
+ * and return GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
  */
 #ifndef GIONG_NET_STREAM_H
 #define GIONG_NET_STREAM_H
@@ -74,40 +77,50 @@ struct giong_stream {
  * them. Returns the byte count (> 0) with an owned buffer in *@ret (give it
  * back with giong_recvbuf_release()), 0 at end of stream (*@ret is NULL),
  * or -errno: -ECANCELED, -ETIMEDOUT (nothing is lost), -ECONNRESET, -EINVAL,
- * -EBADF after close. May suspend. Owner worker only.
+ * -EBADF after close, -ENOMEM when bytes arrived that could not be queued
+ * (the stream then ends with it, after the bytes queued before: it never
+ * goes on past a hole), GIONG_ENOTWORKER / -EPERM off the owner worker.
+ * May suspend. Owner worker only.
  */
 GIONG_API ssize_t giong_stream_recv(struct giong_stream *s, struct giong_recvbuf **ret);
 
 /*
  * giong_stream_read() - wait for bytes and copy up to @len into @buf.
- * Returns the count (> 0), 0 at end of stream, or -errno (-EINVAL for a
- * zero @len or NULL @buf). May suspend. Owner worker only.
+ * Returns the count (> 0; at most INT_MAX per call), 0 at end of stream, or
+ * -errno as giong_stream_recv() (-EINVAL for a zero @len or NULL @buf).
+ * May suspend. Owner worker only.
  */
 GIONG_API ssize_t giong_stream_read(struct giong_stream *s, void *buf, size_t len);
 
 /* giong_stream_write() - send up to @len bytes of @buf once (the buffer is
- * borrowed until this returns). Returns the count sent or -errno (-EPIPE
- * once the peer is gone; never raises SIGPIPE). May suspend. */
+ * borrowed until this returns). Returns the count sent (at most INT_MAX per
+ * call; 0 for a zero @len, whatever @buf, without a system call) or -errno
+ * (-EPIPE once the peer is gone, never SIGPIPE; -EINVAL for a NULL @buf
+ * with a non-zero @len). May suspend. Owner worker only. */
 GIONG_API ssize_t giong_stream_write(struct giong_stream *s, const void *buf, size_t len);
 
 /* giong_stream_writev() - send from @n buffers once. Returns the count sent
- * or -errno. May suspend. */
+ * or -errno. May suspend. Owner worker only. */
 GIONG_API ssize_t giong_stream_writev(struct giong_stream *s, const struct iovec *iov, int n);
 
 /* giong_stream_write_all() - send all @len bytes (for sockets one send
- * with MSG_WAITALL: the kernel loops, not the task). Returns @len, or -errno
- * (an unknown part may have been sent then). May suspend. */
+ * with MSG_WAITALL per INT_MAX bytes: the kernel loops, not the task).
+ * Returns @len (0 for a zero @len, whatever @buf), or -errno (an unknown
+ * part may have been sent then). May suspend. Owner worker only. */
 GIONG_API ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf, size_t len);
 
 /* giong_stream_shutdown() - shut down reading (SHUT_RD), writing (SHUT_WR:
- * the peer reads end of stream) or both. Returns 0 or -errno. May suspend. */
+ * the peer reads end of stream) or both. Returns 0 or -errno. May suspend.
+ * Owner worker only. */
 GIONG_API int giong_stream_shutdown(struct giong_stream *s, int how);
 
 /*
  * giong_stream_close() - close @s and free it (takes ownership). Buffers
  * queued on it go back to the pool; its pending receive is cancelled and
- * its memory freed only once the kernel confirms. Returns 0, or -EINVAL
- * for NULL. Does not suspend. Owner worker only.
+ * its memory freed only once the kernel confirms. May be called from its
+ * own readable callback. Returns 0, -EINVAL for NULL, or GIONG_ENOTWORKER
+ * (not on a worker) / -EPERM (on another worker): then nothing was done
+ * and the caller still owns @s. Does not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_close(struct giong_stream *s);
 
@@ -116,9 +129,10 @@ GIONG_API int giong_stream_close(struct giong_stream *s);
  * receive stays armed and @fn(@s, @ctx) is called on the worker (outside any
  * task; it must not park, typically it spawns one) when bytes or end of
  * stream arrive while no task waits in recv/read. Called once per arrival
- * until a task reads. NULL @fn removes it. An idle stream held this way costs
- * no stack and no pool buffer. Returns 0, -EINVAL, -ENOTSUP for streams that
- * cannot (TLS). Owner worker only.
+ * until a task reads; @fn may close @s. NULL @fn removes it. An idle stream
+ * held this way costs no stack and no pool buffer. Returns 0, -EINVAL,
+ * -ENOTSUP for streams that cannot (TLS), GIONG_ENOTWORKER / -EPERM off the
+ * owner worker. Owner worker only.
  */
 GIONG_API int giong_stream_on_readable(struct giong_stream *s,
 				       void (*fn)(struct giong_stream *s, void *ctx), void *ctx);

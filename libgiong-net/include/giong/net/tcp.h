@@ -51,7 +51,9 @@ GIONG_API int giong_tcp_listen_addr(const struct giong_addr *addr,
  * parking until one arrives. Returns 0 and an owned stream in *@ret (free
  * with giong_stream_close()), GIONG_ESHUTDOWN once the runtime shuts down,
  * -ECANCELED, -ETIMEDOUT (no connection is lost), -EMFILE and friends when
- * the kernel could not accept, -EINVAL. May suspend. Owner worker only.
+ * the kernel could not accept (the next call accepts again), -EBADF once
+ * @l is closed, -EINVAL, GIONG_ENOTWORKER (not on a worker) or -EPERM (on
+ * another worker than @l's). May suspend. Owner worker only.
  */
 GIONG_API int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret);
 
@@ -67,8 +69,11 @@ GIONG_API int giong_listener_pending(const struct giong_listener *l);
 
 /*
  * giong_listener_close() - stop listening and free @l (takes ownership).
- * Connections still queued are closed; tasks parked in accept return
- * -EBADF. Returns 0 or -EINVAL. Does not suspend. Owner worker only.
+ * Connections still queued are closed; tasks parked in accept, or woken
+ * and not yet run, return -EBADF (@l is freed once the last has left).
+ * Returns 0, -EINVAL (NULL, or closed already), or GIONG_ENOTWORKER (not
+ * on a worker) / -EPERM (on another worker): then nothing was done and the
+ * caller still owns @l. Does not suspend. Owner worker only.
  */
 GIONG_API int giong_listener_close(struct giong_listener *l);
 

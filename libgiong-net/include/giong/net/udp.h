@@ -43,7 +43,10 @@ struct giong_udp_options {
 /*
  * giong_udp_bind() - a UDP socket bound to @addr ("host:port"; port 0 picks
  * one). @opts may be NULL. Returns 0 and an owned socket in *@ret (free with
- * giong_udp_close()), or -errno (-EINVAL, -EADDRINUSE). Owner worker only.
+ * giong_udp_close()), or -errno (-EINVAL, -EADDRINUSE, GIONG_ENOTWORKER)
+ * with *@ret NULL. The socket belongs to the calling worker: its receive,
+ * read, send and close functions called on any other thread touch nothing
+ * and return GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
  */
 GIONG_API int giong_udp_bind(const char *addr, const struct giong_udp_options *opts,
 			     struct giong_udp **ret);
@@ -60,8 +63,10 @@ GIONG_API int giong_udp_connect(struct giong_udp *u, const char *addr);
  * GIONG_UDP_* flags in *@flags if non-NULL; or -errno (-ETIMEDOUT,
  * -ECANCELED: nothing is lost), GIONG_ESHUTDOWN once the runtime shuts down
  * and nothing is queued, or an error the kernel reported for the socket
- * (such as -ECONNREFUSED on a connected socket), once. May suspend.
- * Owner worker only.
+ * (such as -ECONNREFUSED on a connected socket), once; -ENOMEM, once, when
+ * a datagram arrived that could not be queued (it is lost, as UDP may lose
+ * one; receiving goes on); GIONG_ENOTWORKER / -EPERM off the owner worker.
+ * May suspend. Owner worker only.
  */
 GIONG_API ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf **ret,
 				      struct giong_addr *from, unsigned *flags);
@@ -74,7 +79,7 @@ GIONG_API ssize_t giong_udp_recv(struct giong_udp *u, struct giong_recvbuf **ret
  * giong_udp_read_from() - receive one datagram into @buf (one-shot recvmsg;
  * @buf is lent to the kernel until this returns). Returns its length (cut to
  * @len: then *@flags has GIONG_UDP_TRUNCATED), or -errno; on -ETIMEDOUT no
- * datagram was taken. May suspend.
+ * datagram was taken. May suspend. Owner worker only.
  */
 GIONG_API ssize_t giong_udp_read_from(struct giong_udp *u, void *buf, size_t len,
 				      struct giong_addr *from, unsigned *flags);
@@ -83,11 +88,13 @@ GIONG_API ssize_t giong_udp_read_from(struct giong_udp *u, void *buf, size_t len
 GIONG_API ssize_t giong_udp_read(struct giong_udp *u, void *buf, size_t len, unsigned *flags);
 
 /* giong_udp_send_to() - send one datagram to @to. Returns the bytes sent or
- * -errno (-EMSGSIZE, -EACCES for broadcast without the option). May suspend. */
+ * -errno (-EMSGSIZE, -EACCES for broadcast without the option). May suspend.
+ * Owner worker only. */
 GIONG_API ssize_t giong_udp_send_to(struct giong_udp *u, const void *buf, size_t len,
 				    const struct giong_addr *to);
 
-/* giong_udp_send() - send one datagram to the connected peer. */
+/* giong_udp_send() - send one datagram to the connected peer. Owner worker
+ * only. */
 GIONG_API ssize_t giong_udp_send(struct giong_udp *u, const void *buf, size_t len);
 
 /* giong_udp_local_addr() - the bound address. Returns 0 or -errno. */
@@ -99,8 +106,9 @@ GIONG_API long giong_udp_max_payload(void);
 
 /* giong_udp_close() - close and free @u (takes ownership); its multishot
  * receive is cancelled and its memory freed once the kernel confirms. No
- * other task may be using @u (it may be freed at once). Returns 0 or
- * -EINVAL. Owner worker only. */
+ * other task may be using @u (it may be freed at once). Returns 0, -EINVAL,
+ * or GIONG_ENOTWORKER (not on a worker) / -EPERM (on another worker): then
+ * nothing was done and the caller still owns @u. Owner worker only. */
 GIONG_API int giong_udp_close(struct giong_udp *u);
 
 GIONG_END_DECLS
