@@ -150,8 +150,7 @@ static void pause_receive(struct giong__rxq *q)
 	q->paused = true;
 	copy_off_pool(q);
 	if (q->armed && !q->cancel_sent) {
-		q->cancel_sent = true;
-		giong_op_cancel(q->op_id);
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
 	}
 }
 
@@ -163,8 +162,7 @@ static void queue_failed(struct giong__rxq *q)
 {
 	q->err = -ENOMEM;
 	if (!q->msg && q->armed && !q->cancel_sent) {
-		q->cancel_sent = true;
-		giong_op_cancel(q->op_id);
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
 	}
 	notify(q);
 }
@@ -328,8 +326,7 @@ void giong__rxq_close(struct giong__rxq *q)
 	q->wait_pool = false;
 	giong_waitq_wake_all(&q->waiters, -EBADF);
 	if (q->armed && !q->cancel_sent) {
-		q->cancel_sent = true;
-		giong_op_cancel(q->op_id);
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
 	}
 	maybe_free(q);
 }
