@@ -271,10 +271,16 @@ static void fiber_io_done(void *ctx, int res, unsigned flags)
 
 	if (flags & IORING_CQE_F_MORE)
 		return; /* giong_io() is for one-shot operations */
-	/* Cancelled on our request: report why we asked. Any other result,
-	 * -EINTR included (a close interrupted after it released the
-	 * descriptor), means the operation ran; keep it (invariant 2). */
-	if (wt->interrupted && res == -ECANCELED)
+	/* Cancelled on our request: report why we asked. The kernel's own
+	 * "restart" codes (ERESTARTSYS and kin, 512-516 but 515) escape from a
+	 * kernel worker thread that a cancel interrupted in a blocking call (an
+	 * open waiting for a FIFO's other end): the operation did not happen;
+	 * they must never reach a user. Any other result, -EINTR included (a
+	 * close interrupted after it released the descriptor), means the
+	 * operation ran; keep it (invariant 2). */
+	if (res <= -512 && res >= -516 && res != -515)
+		res = wt->interrupted ? wt->interrupt_code : -EINTR;
+	else if (wt->interrupted && res == -ECANCELED)
 		res = wt->interrupt_code;
 	wt->result = res;
 	wt->cqe_flags = flags;

@@ -31,7 +31,8 @@ int giong_open_options_flags(const struct giong_open_options *o)
 	const int managed = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND;
 	int flags = O_CLOEXEC;
 
-	if (!o || (o->custom_flags & managed) || o->mode > 07777)
+	/* A negative custom_flags would make the result look like an error. */
+	if (!o || o->custom_flags < 0 || (o->custom_flags & managed) || o->mode > 07777)
 		return -EINVAL;
 	if (o->append)
 		flags |= (o->read ? O_RDWR : O_WRONLY) | O_APPEND;

@@ -272,7 +272,9 @@ static int cached_openat(const char *path, int flags)
 			       .resolve = RESOLVE_CACHED};
 	long fd;
 
-	if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) ||
+	/* O_TMPFILE's own bit: O_TMPFILE includes O_DIRECTORY (so does glibc's
+	 * __O_TMPFILE), and a directory must take the fast path. */
+	if ((flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))) ||
 	    __atomic_load_n(&no_openat2, __ATOMIC_RELAXED))
 		return -EAGAIN;
 	/* @path and @how: read by the kernel during the call only. */
@@ -319,7 +321,11 @@ ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, 
 	int err;
 
 	/* Nothing to read: the ring gives the answer it always gave. */
-	if (__atomic_load_n(direct, __ATOMIC_RELAXED) || want == 0 || env_ring_only())
+	/* At the kernel's MAX_RW_COUNT or past it (iov_want() stops there; past
+	 * SSIZE_MAX preadv2 says EINVAL): the ring caps the request, the fast
+	 * path would not. */
+	if (__atomic_load_n(direct, __ATOMIC_RELAXED) || want == 0 || want >= GIONG__FS_MAX_RW ||
+	    env_ring_only())
 		return ring_preadv(fd, iov, iovcnt, off);
 	err = direct_gate();
 	if (err)
@@ -421,13 +427,11 @@ static int close_direct(int fd)
  *    is queued to a kernel worker, and only a queued close can be cancelled;
  *    io_close() removes the descriptor from the table only when it runs. So
  *    -ECANCELED from the kernel means the descriptor is still open.
- * In the last two cases we close(2) directly. One ambiguity remains, in
- * core: giong_io() also reports a kernel -EINTR as -ECANCELED when it had
- * asked for a cancel, and a close interrupted inside ->flush (FUSE) has
- * already released the descriptor. We therefore close(2) only if
- * fcntl(F_GETFD) still finds the descriptor; the residual race (another
- * thread reusing the number in that window, on FUSE, while this task is
- * being cancelled) is reported to core.
+ *  - The ring refuses to close the descriptor of an io_uring instance:
+ *    -EBADF with the descriptor still open.
+ * In the last three cases we close(2) directly, and only if fcntl(F_GETFD)
+ * still finds the descriptor (the residual race: another thread reusing
+ * the number in that window).
  */
 int giong__fs_close_fd(int fd)
 {
@@ -445,7 +449,10 @@ int giong__fs_close_fd(int fd)
 	io_uring_prep_close(sqe, fd); /* no memory is lent */
 	ret = giong_io(sqe);
 	giong_deadline_restore(saved);
-	if (ret == -ECANCELED || ret == -ETIMEDOUT || ret == GIONG_ESHUTDOWN || ret == -ENOMEM) {
+	/* -EBADF with the descriptor still open: one the ring will not close
+	 * (an io_uring instance's own descriptor). */
+	if (ret == -ECANCELED || ret == -ETIMEDOUT || ret == GIONG_ESHUTDOWN || ret == -ENOMEM ||
+	    ret == -EBADF) {
 		if (fcntl(fd, F_GETFD) >= 0)
 			return close_direct(fd);
 		return 0;

@@ -181,6 +181,22 @@ static void body_eof(void)
 	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 0);
 	assert_int_equal(fs_sqes(), s0);
 	assert_int_equal(giong_file_close(f), 0);
+	/* A length past SSIZE_MAX (preadv2 says EINVAL; the ring caps it) goes
+	 * to the ring, and does not cost the file its fast path. The mapping
+	 * reserves nothing; the read at the end of the file touches none of it. */
+	size_t huge = (size_t)SSIZE_MAX + 2;
+	void *big = mmap(NULL, (size_t)1 << 33, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	assert_true(big != MAP_FAILED);
+	fs_put(p, src, 5);
+	f = open_ro(p, false);
+	assert_int_equal(giong_file_read_at(f, big, huge, 5), 0);
+	s0 = fs_sqes();
+	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 5);
+	assert_int_equal(fs_sqes(), s0); /* still the fast path */
+	assert_int_equal(giong_file_close(f), 0);
+	munmap(big, (size_t)1 << 33);
 }
 
 static void test_eof(void **state)

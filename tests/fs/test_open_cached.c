@@ -6,12 +6,16 @@
  * and GIONG_FS_READ=ring (the fs.open_cached_ring_reads run) open through
  * the ring; the descriptor is not left O_NONBLOCK unless asked for; errors
  * are the ring's (ENOENT, ENOTDIR, EISDIR);
- * a FIFO with no writer does not make the open wait; a task past its
- * deadline opens nothing.
+ * a FIFO with no writer does not make the open wait, and one reached
+ * through an uncached lookup (a /proc/self/fd link) waits but ends with
+ * -ETIMEDOUT / -ECANCELED; a task past its deadline opens nothing; a
+ * directory takes the fast path; an io_uring descriptor is closed.
  */
 #include "fs_test.h"
 
+#include <linux/io_uring.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 /* Flush what earlier calls queued (a close), then count from here. */
 static uint64_t mark(void)
@@ -48,6 +52,20 @@ static void body_cached(void)
 	assert_memory_equal(buf, "hello, cache", 12);
 	assert_int_equal(giong_file_close(f), 0);
 
+	/* a directory takes the fast path too (O_TMPFILE contains O_DIRECTORY:
+	 * it must not be mistaken for one) */
+	struct giong_dir *d;
+	struct giong_open_options dro = {.read = true, .custom_flags = O_DIRECTORY};
+
+	s0 = mark();
+	assert_int_equal(giong_dir_open(fs_scratch, &d), 0);
+	assert_int_equal(since(s0), fs_ring_env() ? 1 : 0);
+	assert_int_equal(giong_dir_close(d), 0);
+	s0 = mark();
+	assert_int_equal(giong_file_open(fs_scratch, &dro, &f), 0);
+	assert_int_equal(since(s0), fs_ring_env() ? 1 : 0);
+	assert_int_equal(giong_file_close(f), 0);
+
 	/* ring_only: the open is an SQE too */
 	ro.ring_only = true;
 	s0 = mark();
@@ -80,6 +98,10 @@ static void body_flags(void)
 	uint64_t s0;
 
 	fs_put(p, "0123456789", 10);
+	/* a flags word that would read as a negative errno */
+	struct giong_open_options neg = {.read = true, .custom_flags = INT_MIN};
+
+	assert_int_equal(giong_file_open(p, &neg, &f), -EINVAL);
 	/* O_NONBLOCK asked for: kept */
 	assert_int_equal(giong_file_open(p, &o, &f), 0);
 	assert_true(fcntl(giong_file_fd(f), F_GETFL) & O_NONBLOCK);
@@ -155,6 +177,75 @@ static void test_fifo(void **state)
 	fs_run(body_fifo);
 }
 
+/* A FIFO reached through /proc/self/fd: the lookup of a magic link is
+ * never cached, so the open goes to the kernel's worker threads and waits
+ * for a reader like open(2). A deadline or a cancel must end it with
+ * -ETIMEDOUT / -ECANCELED (not the kernel's internal -ERESTARTSYS). */
+static intptr_t slow_fifo_open(void *arg)
+{
+	struct giong_open_options wo = {.write = true};
+	struct giong_file *f = NULL;
+	int r = giong_file_open((const char *)arg, &wo, &f);
+
+	if (r == 0)
+		giong_file_close(f);
+	return r;
+}
+
+static void body_slow_fifo(void)
+{
+	const char *fifo = fs_path("slow-fifo");
+	char link[64];
+	int pfd, fds = fs_count_fds();
+	struct giong_task *t;
+	intptr_t res = 0;
+	uint64_t saved;
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pfd = open(fifo, O_PATH | O_CLOEXEC);
+	assert_true(pfd >= 0);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", pfd);
+	saved = giong_deadline_in(50);
+	assert_int_equal(slow_fifo_open(link), -ETIMEDOUT);
+	giong_deadline_restore(saved);
+	assert_int_equal(giong_spawn(slow_fifo_open, link, &t), 0);
+	assert_int_equal(giong_sleep_ms(20), 0);
+	assert_int_equal(giong_task_cancel(t), 0);
+	assert_int_equal(giong_join(t, &res), -ECANCELED); /* cancelled first */
+	close(pfd);
+	unlink(fifo);
+	assert_int_equal(fs_count_fds(), fds);
+}
+
+static void test_slow_fifo(void **state)
+{
+	(void)state;
+	fs_run(body_slow_fifo);
+}
+
+/* The ring will not close an io_uring instance's descriptor (-EBADF);
+ * giong_file_close() must close it all the same, exactly once. */
+static void body_close_ring_fd(void)
+{
+	struct io_uring_params params;
+	struct giong_file *f;
+	int fd;
+
+	memset(&params, 0, sizeof(params));
+	fd = (int)syscall(__NR_io_uring_setup, 4, &params);
+	assert_true(fd >= 0);
+	assert_int_equal(giong_file_from_fd(fd, &f), 0);
+	assert_int_equal(giong_file_close(f), 0);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+}
+
+static void test_close_ring_fd(void **state)
+{
+	(void)state;
+	fs_run(body_close_ring_fd);
+}
+
 static void body_cancelled(void)
 {
 	const char *p = fs_path("cancel");
@@ -183,7 +274,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cached),   cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_errors),   cmocka_unit_test(test_fifo),
-		cmocka_unit_test(test_cancelled),
+		cmocka_unit_test(test_cancelled), cmocka_unit_test(test_slow_fifo),
+		cmocka_unit_test(test_close_ring_fd),
 	};
 
 	return fs_test_main("open_cached", tests, sizeof(tests) / sizeof(tests[0]));

@@ -125,11 +125,13 @@ GIONG_API int giong_open_options_flags(const struct giong_open_options *o);
  * -EINVAL (NULL argument, bad options), -ENOENT, -EEXIST (create_new),
  * -EISDIR (a directory with write access), -EACCES, ... as open(2) says.
  * Like open(2), a directory opened read-only succeeds; reading it returns
- * -EISDIR. Unlike open(2), opening a FIFO never waits for its other end:
- * the kernel first tries IORING_OP_OPENAT with O_NONBLOCK, so write-only
- * with no reader fails with -ENXIO, and read-only returns at once (its reads
- * then wait for a writer's data). Open FIFOs read+write, or retry on -ENXIO.
- * May suspend.
+ * -EISDIR. A FIFO whose path lookup is in the kernel's cache (the usual
+ * case) is opened without waiting for its other end, as with O_NONBLOCK:
+ * write-only with no reader fails with -ENXIO, read-only returns at once
+ * (its reads then wait for a writer's data). When the lookup needs the
+ * kernel's worker threads (a cold cache, NFS, /proc/self/fd links) the open
+ * waits for the other end like open(2) - the task parks; a deadline or a
+ * cancel ends it. Open FIFOs read+write to never wait. May suspend.
  */
 GIONG_API int giong_file_open(const char *path, const struct giong_open_options *opts,
 			      struct giong_file **ret);
