@@ -14,8 +14,27 @@
 #include "fs_test.h"
 
 #include <linux/io_uring.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+
+/* Whether opens can take the fast path here: openat2(2) may be missing
+ * (valgrind 3.19 does not know it, a seccomp policy may refuse it); then
+ * every open is an SQE, as with GIONG_FS_READ=ring. */
+static bool ring_opens(void)
+{
+	static int direct = -1;
+
+	if (direct < 0) {
+		struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_CACHED};
+		long fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
+
+		direct = fd >= 0 || errno == EAGAIN;
+		if (fd >= 0)
+			close((int)fd);
+	}
+	return fs_ring_env() || !direct;
+}
 
 /* Flush what earlier calls queued (a close), then count from here. */
 static uint64_t mark(void)
@@ -43,7 +62,7 @@ static void body_cached(void)
 	fs_put(p, "hello, cache", 12); /* its dentry is in the cache now */
 	s0 = mark();
 	assert_int_equal(giong_file_open(p, &ro, &f), 0);
-	assert_int_equal(since(s0), fs_ring_env() ? 1 : 0);
+	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
 	fl = fcntl(giong_file_fd(f), F_GETFL);
 	assert_true(fl >= 0);
 	assert_int_equal(fl & O_NONBLOCK, 0); /* the attempt's O_NONBLOCK is gone */
@@ -59,11 +78,11 @@ static void body_cached(void)
 
 	s0 = mark();
 	assert_int_equal(giong_dir_open(fs_scratch, &d), 0);
-	assert_int_equal(since(s0), fs_ring_env() ? 1 : 0);
+	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
 	assert_int_equal(giong_dir_close(d), 0);
 	s0 = mark();
 	assert_int_equal(giong_file_open(fs_scratch, &dro, &f), 0);
-	assert_int_equal(since(s0), fs_ring_env() ? 1 : 0);
+	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
 	assert_int_equal(giong_file_close(f), 0);
 
 	/* ring_only: the open is an SQE too */

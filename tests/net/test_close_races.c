@@ -269,6 +269,12 @@ static void test_listener_closed_under_woken_acceptor(void **state)
 	int fds = gt_count_fds();
 
 	(void)state;
+	if (RUNNING_ON_VALGRIND) {
+		/* valgrind keeps its own descriptor limit: filling the table it
+		 * shows the program does not make the kernel's accept fail. */
+		print_message("skipped under valgrind: it virtualises RLIMIT_NOFILE\n");
+		skip();
+	}
 	memset(&ae, 0, sizeof(ae));
 	gt_run(&c, accept_error_main, &ae, NULL);
 	assert_int_equal(ae.setup, 0);

@@ -22,6 +22,17 @@
 
 #include <giong/core.h>
 
+/* RUNNING_ON_VALGRIND: 1 under valgrind (a test may leave out what valgrind
+ * changes, saying why), 0 elsewhere or without valgrind's header. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #define GT_SKIP 77
 
 /* Exit 77 if io_uring is unusable here, naming the reason. */
