@@ -78,6 +78,7 @@ struct giong__op {
 	uint32_t next_free; /* index + 1 of the next free entry, 0 = none */
 	bool live;
 	bool cancel_sent;
+	bool cancel_wanted; /* asked for, but no SQE was to be had: owed */
 };
 
 #define GIONG__OP_CHUNK_SHIFT 8
@@ -98,6 +99,10 @@ void giong__op_cancel_all(struct giong__worker *w);
 /* Queue an ASYNC_CANCEL for @user_data whose own CQE is ignored. */
 /* Queue a cancel of @user_data; false if no SQE could be had (not sent). */
 bool giong__submit_cancel(struct giong__worker *w, uint64_t user_data);
+/* Cancel live operation @user_data once; if no SQE can be had now, the
+ * cancel is owed and giong__retry_cancels() sends it (every tick). */
+void giong__cancel_op(struct giong__worker *w, uint64_t user_data);
+void giong__retry_cancels(struct giong__worker *w);
 struct io_uring_sqe *giong__sqe(struct giong__worker *w);
 int giong__op_start(struct giong__worker *w, struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx,
 		    uint64_t *id);
@@ -130,6 +135,7 @@ struct giong__wait {
 	int interrupt_code; /* -ECANCELED or -ETIMEDOUT */
 	unsigned cqe_flags;
 	uint64_t op_id;            /* WAIT_IO */
+	uint8_t opcode;            /* WAIT_IO: the SQE's IORING_OP_* */
 	struct giong__waiter qw;   /* WAIT_QUEUE */
 	struct giong__timer timer; /* deadline, or the sleep itself */
 };
@@ -220,6 +226,9 @@ struct giong__mailbox {
 /* Queue @m for @target. False if @target's loop is over (or never began):
  * @m was not queued and stays the caller's. */
 bool giong__mailbox_post(struct giong__worker *target, struct giong__msg *m);
+/* Close the mailbox of a worker whose loop will never run; give back what
+ * was sent to it. */
+void giong__mailbox_refuse(struct giong__worker *w);
 /* Kick every worker out of its wait (async-signal-safe). */
 void giong__wake_all_workers(struct giong_runtime *rt);
 /* active bookkeeping (see struct giong_runtime). */
@@ -273,6 +282,8 @@ struct giong__worker {
 	uint64_t grace_deadline; /* UINT64_MAX until draining */
 	uint64_t spin_ns;
 	bool reaping; /* inside giong__reap(): it does not nest (completion order) */
+	bool sig_armed; /* worker 0: the signalfd read is in the kernel */
+	unsigned cancels_wanted; /* operations whose cancel is owed (no SQE then) */
 	bool shutdown_seen;
 	bool draining; /* exiting: no new operations, every live one cancelled */
 	bool main_done;

@@ -163,6 +163,7 @@ int giong__op_start(struct giong__worker *w, struct io_uring_sqe *sqe, giong_op_
 	op->gen++;
 	op->live = true;
 	op->cancel_sent = false;
+	op->cancel_wanted = false;
 	s->live++;
 	uint64_t ud = ((uint64_t)op->gen << 32) | slot;
 	io_uring_sqe_set_data64(sqe, ud);
@@ -184,6 +185,10 @@ void giong__op_complete(struct giong__worker *w, uint64_t user_data, int res, un
 	ctx = op->ctx;
 	if (!(flags & IORING_CQE_F_MORE)) {
 		/* Final CQE: the kernel is done with the operation's memory. */
+		if (op->cancel_wanted) {
+			op->cancel_wanted = false;
+			w->cancels_wanted--;
+		}
 		op->live = false;
 		op->next_free = s->free_head;
 		s->free_head = (uint32_t)user_data;
@@ -203,6 +208,45 @@ bool giong__submit_cancel(struct giong__worker *w, uint64_t user_data)
 	return true;
 }
 
+/* Cancel @op (user_data @ud) once. With no SQE to be had now, the cancel
+ * is owed: giong__retry_cancels() sends it at the next tick. */
+static void request_cancel(struct giong__worker *w, struct giong__op *op, uint64_t ud)
+{
+	if (op->cancel_sent || op->cancel_wanted)
+		return;
+	if (giong__submit_cancel(w, ud)) {
+		op->cancel_sent = true;
+	} else {
+		op->cancel_wanted = true;
+		w->cancels_wanted++;
+	}
+}
+
+void giong__cancel_op(struct giong__worker *w, uint64_t user_data)
+{
+	struct giong__op *op = op_find(&w->ops, user_data);
+
+	if (op)
+		request_cancel(w, op, user_data);
+}
+
+void giong__retry_cancels(struct giong__worker *w)
+{
+	struct giong__op_slab *s = &w->ops;
+
+	/* Rare (the kernel refused a submission): a scan of the slab is fine. */
+	for (uint32_t i = 0; w->cancels_wanted && i < s->nchunks * GIONG__OP_CHUNK; i++) {
+		struct giong__op *op = op_at(s, i);
+
+		if (op->live && op->cancel_wanted &&
+		    giong__submit_cancel(w, ((uint64_t)op->gen << 32) | (i + 1))) {
+			op->cancel_wanted = false;
+			op->cancel_sent = true;
+			w->cancels_wanted--;
+		}
+	}
+}
+
 void giong__op_cancel_all(struct giong__worker *w)
 {
 	struct giong__op_slab *s = &w->ops;
@@ -210,9 +254,8 @@ void giong__op_cancel_all(struct giong__worker *w)
 	for (uint32_t i = 0; i < s->nchunks * GIONG__OP_CHUNK; i++) {
 		struct giong__op *op = op_at(s, i);
 
-		/* No SQE for it: not sent, the drain loop asks again. */
-		if (op->live && !op->cancel_sent)
-			op->cancel_sent = giong__submit_cancel(w, ((uint64_t)op->gen << 32) | (i + 1));
+		if (op->live)
+			request_cancel(w, op, ((uint64_t)op->gen << 32) | (i + 1));
 	}
 }
 
@@ -256,11 +299,7 @@ int giong_op_cancel(uint64_t id)
 	op = op_find(&w->ops, id);
 	if (!op)
 		return -ENOENT;
-	if (!op->cancel_sent) {
-		op->cancel_sent = giong__submit_cancel(w, id);
-		if (!op->cancel_sent)
-			return -EAGAIN; /* the kernel takes no submission now */
-	}
+	request_cancel(w, op, id);
 	return 0;
 }
 
@@ -273,13 +312,14 @@ static void fiber_io_done(void *ctx, int res, unsigned flags)
 		return; /* giong_io() is for one-shot operations */
 	/* Cancelled on our request: report why we asked. The kernel's own
 	 * "restart" codes (ERESTARTSYS and kin, 512-516 but 515) escape from a
-	 * kernel worker thread that a cancel interrupted in a blocking call (an
-	 * open waiting for a FIFO's other end): the operation did not happen;
-	 * they must never reach a user. Any other result, -EINTR included (a
-	 * close interrupted after it released the descriptor), means the
+	 * kernel worker thread that a cancel interrupted in a blocking call;
+	 * they must never reach a user. For an open waiting for a FIFO's other
+	 * end that means it did not happen: report the cancel. A close
+	 * interrupted in ->flush has already released the descriptor: -EINTR,
+	 * as close(2) says. Any other result, -EINTR included, means the
 	 * operation ran; keep it (invariant 2). */
 	if (res <= -512 && res >= -516 && res != -515)
-		res = wt->interrupted ? wt->interrupt_code : -EINTR;
+		res = wt->interrupted && wt->opcode != IORING_OP_CLOSE ? wt->interrupt_code : -EINTR;
 	else if (wt->interrupted && res == -ECANCELED)
 		res = wt->interrupt_code;
 	wt->result = res;
@@ -311,6 +351,7 @@ int giong_io(struct io_uring_sqe *sqe)
 	memset(&wt, 0, sizeof(wt));
 	wt.kind = GIONG__WAIT_IO;
 	wt.f = f;
+	wt.opcode = sqe->opcode;
 #ifdef GIONG_VALGRIND
 	struct kernel_write kw = kernel_write_of(sqe);
 #endif

@@ -221,8 +221,12 @@ int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
 	for (unsigned i = 1; i < rt->nworkers; i++) {
 		err = -pthread_create(&rt->workers[i]->thread, NULL, worker_thread, rt->workers[i]);
 		if (err) {
-			for (unsigned j = i; j < rt->nworkers; j++)
+			/* Workers i.. never run: the ones already running must
+			 * not send them tasks (spawn_on would wait for ever). */
+			for (unsigned j = i; j < rt->nworkers; j++) {
+				giong__mailbox_refuse(rt->workers[j]);
 				giong__worker_abandon(rt);
+			}
 			giong_runtime_shutdown(rt);
 			break;
 		}

@@ -271,10 +271,8 @@ void giong__interrupt(struct giong__worker *w, struct giong__fiber *f, int code)
 	switch (wt->kind) {
 	case GIONG__WAIT_IO:
 		/* Resumed by the operation's own CQE, never before (invariant 2).
-		 * A cancel that could not be sent leaves the wait open to the
-		 * next interrupt (the grace period's, a later cancel). */
-		if (!giong__submit_cancel(w, wt->op_id))
-			wt->interrupted = false;
+		 * A cancel with no SQE to be had now is sent at the next tick. */
+		giong__cancel_op(w, wt->op_id);
 		break;
 	case GIONG__WAIT_QUEUE:
 		if (wt->qw.q)

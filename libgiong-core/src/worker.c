@@ -110,9 +110,10 @@ static bool mailbox_close_if_empty(struct giong__worker *w)
 	return empty;
 }
 
-/* A worker that never ran its loop: close the mailbox and give back the
- * shares of tasks already sent to it (they cannot run here). */
-static void mailbox_refuse(struct giong__worker *w)
+/* A worker that never ran its loop (its ring or pool could not be set up,
+ * or its thread could not be created): close the mailbox and give back the
+ * shares of tasks already sent to it (they cannot run there). */
+void giong__mailbox_refuse(struct giong__worker *w)
 {
 	struct giong__msg *m = mailbox_take(w, true);
 
@@ -210,6 +211,7 @@ static void signal_done(void *ctx, int res, unsigned flags)
 	struct giong__worker *w = ctx;
 
 	(void)flags;
+	w->sig_armed = false;
 	if (res > 0) {
 		/* A second signal while shutting down: stop waiting for grace,
 		 * on every worker (each reads the flag in check_lifecycle()). */
@@ -229,7 +231,7 @@ static void signal_arm(struct giong__worker *w)
 		return;
 	/* w->sig_buf is worker memory, freed only after this read completes. */
 	io_uring_prep_read(sqe, w->rt->sigfd, w->sig_buf, sizeof(w->sig_buf), 0);
-	giong__op_start(w, sqe, signal_done, w, &w->sig_op);
+	w->sig_armed = giong__op_start(w, sqe, signal_done, w, &w->sig_op) == 0;
 }
 
 /* No task is left on any worker, and none is on its way. */
@@ -368,6 +370,14 @@ static void tick(struct giong__worker *w)
 	check_lifecycle(w);
 	if (worker_done(w))
 		return;
+	/* What could not be submitted when it was due (no SQE to be had): the
+	 * mailbox and signal reads, owed cancels. */
+	if (GIONG__UNLIKELY(!w->mbox.efd_armed))
+		mailbox_arm(w);
+	if (GIONG__UNLIKELY(w->index == 0 && w->rt->sigfd >= 0 && !w->sig_armed))
+		signal_arm(w);
+	if (GIONG__UNLIKELY(w->cancels_wanted))
+		giong__retry_cancels(w);
 	if (IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		w->stats.cq_overflows++;
 	tick_wait(w);
@@ -405,13 +415,13 @@ int giong__worker_run(struct giong__worker *w)
 	giong__tls_worker = w;
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
 	if (err) {
-		mailbox_refuse(w);
+		giong__mailbox_refuse(w);
 		giong__worker_abandon(rt);
 		goto out;
 	}
 	err = giong__bufpool_init(w, rt->cfg.recv_buffers, rt->cfg.recv_buffer_size);
 	if (err) {
-		mailbox_refuse(w);
+		giong__mailbox_refuse(w);
 		giong__worker_abandon(rt);
 		goto out_ring;
 	}

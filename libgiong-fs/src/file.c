@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,6 +69,7 @@ static int file_wrap(int fd, unsigned char direct, struct giong_file **ret)
 		return -ENOMEM;
 	f->fd = fd;
 	f->direct = direct;
+	f->close_direct = false;
 	*ret = f;
 	return 0;
 }
@@ -108,16 +110,38 @@ int giong_file_create(const char *path, struct giong_file **ret)
 	return giong_file_open(path, &o, ret);
 }
 
+/* An io_uring instance's descriptor (the ring refuses to close those). Only
+ * descriptors that come from outside can be one; an anonymous inode (no
+ * file type) is looked at more closely. */
+static bool is_io_uring(int fd)
+{
+	char path[64], target[32];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) || (st.st_mode & S_IFMT))
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[io_uring]") == 0;
+}
+
 int giong_file_from_fd(int fd, struct giong_file **ret)
 {
-	int flags;
+	int flags, err;
 
 	if (ret)
 		*ret = NULL;
 	if (fd < 0 || !ret)
 		return -EINVAL;
 	flags = fcntl(fd, F_GETFL); /* -1 (not a descriptor): its reads fail anyway */
-	return file_wrap(fd, direct_state(false, flags < 0 ? 0 : flags), ret);
+	err = file_wrap(fd, direct_state(false, flags < 0 ? 0 : flags), ret);
+	if (!err)
+		(*ret)->close_direct = is_io_uring(fd);
+	return err;
 }
 
 int giong_file_set_ring_only(struct giong_file *f, bool on)
@@ -155,6 +179,10 @@ int giong_file_close(struct giong_file *f)
 	if (!f)
 		return 0;
 	fd = f->fd;
+	if (f->close_direct) {
+		free(f);
+		return giong__fs_close_direct(fd);
+	}
 	free(f);
 	return giong__fs_close_fd(fd);
 }

@@ -46,6 +46,7 @@
 struct giong_file {
 	int fd; /* owned: closed once, by giong_file_close() */
 	unsigned char direct; /* GIONG__FS_* bits, see above */
+	bool close_direct;    /* an io_uring instance: IORING_OP_CLOSE refuses it */
 };
 
 /*
@@ -82,6 +83,8 @@ ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, 
 
 /* Close @fd exactly once (see giong_file_close()). May suspend. */
 int giong__fs_close_fd(int fd);
+/* close(2), for descriptors the ring refuses to close (see giong_file_from_fd()). */
+int giong__fs_close_direct(int fd);
 
 /* Queue an IORING_OP_CLOSE of @fd without waiting for it: it enters the
  * kernel with the rest of the tick, and the descriptor is released exactly

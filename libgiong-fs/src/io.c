@@ -408,6 +408,11 @@ static int close_direct(int fd)
 	return close(fd) ? -errno : 0;
 }
 
+int giong__fs_close_direct(int fd)
+{
+	return close_direct(fd);
+}
+
 /*
  * Closing exactly once.
  *
@@ -427,11 +432,13 @@ static int close_direct(int fd)
  *    is queued to a kernel worker, and only a queued close can be cancelled;
  *    io_close() removes the descriptor from the table only when it runs. So
  *    -ECANCELED from the kernel means the descriptor is still open.
- *  - The ring refuses to close the descriptor of an io_uring instance:
- *    -EBADF with the descriptor still open.
- * In the last three cases we close(2) directly, and only if fcntl(F_GETFD)
+ * In the last two cases we close(2) directly, and only if fcntl(F_GETFD)
  * still finds the descriptor (the residual race: another thread reusing
- * the number in that window).
+ * the number in that window). The ring refuses to close an io_uring
+ * instance's own descriptor (-EBADF, still open): giong_file_from_fd()
+ * spots those and giong__fs_close_direct() closes them. A -EBADF from the
+ * ring is otherwise final: the kernel may already have released the number
+ * (a ->flush that failed), and closing it again could close a stranger.
  */
 int giong__fs_close_fd(int fd)
 {
@@ -449,10 +456,7 @@ int giong__fs_close_fd(int fd)
 	io_uring_prep_close(sqe, fd); /* no memory is lent */
 	ret = giong_io(sqe);
 	giong_deadline_restore(saved);
-	/* -EBADF with the descriptor still open: one the ring will not close
-	 * (an io_uring instance's own descriptor). */
-	if (ret == -ECANCELED || ret == -ETIMEDOUT || ret == GIONG_ESHUTDOWN || ret == -ENOMEM ||
-	    ret == -EBADF) {
+	if (ret == -ECANCELED || ret == -ETIMEDOUT || ret == GIONG_ESHUTDOWN || ret == -ENOMEM) {
 		if (fcntl(fd, F_GETFD) >= 0)
 			return close_direct(fd);
 		return 0;

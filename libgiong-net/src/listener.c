@@ -84,7 +84,7 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 			giong_waitq_wake_one(&l->waiters, 0);
 			if (l->count > l->max_pending && l->armed && !l->cancel_sent) {
 				l->paused = true;
-				l->cancel_sent = giong_op_cancel(l->op_id) == 0; /* -EAGAIN: retried later */
+				l->cancel_sent = giong_op_cancel(l->op_id) == 0;
 			}
 		}
 	} else if (res != -ECANCELED && res != -EINTR) {
@@ -259,7 +259,7 @@ int giong_listener_close(struct giong_listener *l)
 	close(l->fd);
 	if (l->armed) {
 		if (!l->cancel_sent) {
-			l->cancel_sent = giong_op_cancel(l->op_id) == 0; /* -EAGAIN: retried later */
+			l->cancel_sent = giong_op_cancel(l->op_id) == 0;
 		}
 		return 0; /* freed by the final CQE (or the last acceptor) */
 	}

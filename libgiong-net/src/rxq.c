@@ -150,7 +150,7 @@ static void pause_receive(struct giong__rxq *q)
 	q->paused = true;
 	copy_off_pool(q);
 	if (q->armed && !q->cancel_sent) {
-		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
 	}
 }
 
@@ -162,7 +162,7 @@ static void queue_failed(struct giong__rxq *q)
 {
 	q->err = -ENOMEM;
 	if (!q->msg && q->armed && !q->cancel_sent) {
-		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
 	}
 	notify(q);
 }
@@ -326,7 +326,7 @@ void giong__rxq_close(struct giong__rxq *q)
 	q->wait_pool = false;
 	giong_waitq_wake_all(&q->waiters, -EBADF);
 	if (q->armed && !q->cancel_sent) {
-		q->cancel_sent = giong_op_cancel(q->op_id) == 0; /* -EAGAIN: retried later */
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
 	}
 	maybe_free(q);
 }

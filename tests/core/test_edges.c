@@ -3,12 +3,15 @@
  * test_edges.c - the edges of a run's life and of misuse, each a bug found
  * in review: a task spawned from a completion callback while the worker
  * drains; a task sent with giong_spawn_on() to a worker whose loop is over;
- * a join whose deadline fires in the tick its task finished; zeros in the
+ * a worker whose thread could not be created; a join whose deadline fires
+ * in the tick its task finished; zeros in the
  * config meaning the defaults; a runtime started from inside a task; a
  * worker with nothing to do after the grace period parking instead of
  * spinning; a second SIGTERM ending the grace on every worker.
  */
+#include <dlfcn.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,7 +35,8 @@ struct late {
 
 static intptr_t late_task(void *arg)
 {
-	atomic_store(&((struct late *)arg)->ran, 1);
+	if (arg)
+		atomic_store(&((struct late *)arg)->ran, 1);
 	return 0;
 }
 
@@ -108,6 +112,58 @@ static void test_spawn_on_after_loop(void **state)
 		else
 			assert_int_equal(l.spawn_rc, GIONG_ESHUTDOWN);
 	}
+}
+
+/* ------------------------------ a worker whose thread could not start */
+
+/* pthread_create, interposed: when armed, the creation of the second
+ * worker thread waits (so that worker 1's main runs meanwhile and sends a
+ * task to worker 2) and then fails. */
+static atomic_int fail_second_thread;
+
+int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	static atomic_int calls;
+
+	if (!real)
+		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				void *))dlsym(RTLD_NEXT, "pthread_create");
+	if (atomic_load(&fail_second_thread) && atomic_fetch_add(&calls, 1) == 1) {
+		struct timespec wait = {0, 200 * 1000000};
+
+		nanosleep(&wait, NULL);
+		return EAGAIN;
+	}
+	return real(t, a, fn, arg);
+}
+
+static atomic_int unstarted_rc = 1;
+
+static void unstarted_main(unsigned w, void *arg)
+{
+	(void)arg;
+	if (w == 1)
+		atomic_store(&unstarted_rc, giong_spawn_on(2, late_task, NULL));
+}
+
+static void test_spawn_on_unstarted_worker(void **state)
+{
+	struct giong_config c = gt_config(3);
+	struct giong_runtime *rt;
+
+	(void)state;
+	assert_int_equal(giong_runtime_new(&c, &rt), 0);
+	atomic_store(&fail_second_thread, 1);
+	alarm(20); /* a hang is a failure, not a stuck suite */
+	assert_int_equal(giong_runtime_run(rt, unstarted_main, NULL), -EAGAIN);
+	alarm(0);
+	atomic_store(&fail_second_thread, 0);
+	assert_int_equal(giong_runtime_free(rt), 0);
+	/* Refused, or accepted and then given back when worker 2 was found
+	 * never to start: either way the run ended. */
+	assert_true(atomic_load(&unstarted_rc) == 0 ||
+		    atomic_load(&unstarted_rc) == GIONG_ESHUTDOWN);
 }
 
 /* ---------------------------------------- join's deadline, task finished */
@@ -326,6 +382,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn_while_draining),
 		cmocka_unit_test(test_spawn_on_after_loop),
+		cmocka_unit_test(test_spawn_on_unstarted_worker),
 		cmocka_unit_test(test_join_deadline_same_tick),
 		cmocka_unit_test(test_zero_config_means_defaults),
 		cmocka_unit_test(test_runtime_inside_task),

@@ -67,9 +67,10 @@ GIONG_API int giong_op_start(struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx
  * giong_op_cancel() - ask the kernel to cancel operation @id
  * (IORING_OP_ASYNC_CANCEL). The operation's callback is still called with
  * its final CQE (often -ECANCELED, but it may have completed first); its
- * memory stays lent until then. Returns 0, -ENOENT if @id is not a live
- * operation, -EAGAIN if the kernel takes no submission now (nothing was
- * sent; try again later), GIONG_ENOTWORKER. Owner worker only.
+ * memory stays lent until then. Asking twice sends one cancel. If the
+ * kernel takes no submission at the moment, the cancel is sent at the
+ * worker's next tick. Returns 0, -ENOENT if @id is not a live operation,
+ * GIONG_ENOTWORKER. Owner worker only.
  */
 GIONG_API int giong_op_cancel(uint64_t id);
 
