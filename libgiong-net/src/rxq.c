@@ -213,7 +213,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (!q->closing && !q->wait_pool && giong_bufpool_notify(&q->pool_wait) == 0)
 			q->wait_pool = true;
 	} else if (res < 0 && res != -ECANCELED && res != -EINTR) {
-		if (!q->err || q->msg) /* a stream keeps its first error */
+		if (!q->err) /* the first error stays until it is reported */
 			q->err = res;
 		notify(q);
 	}
