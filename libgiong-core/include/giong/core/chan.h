@@ -43,7 +43,8 @@ GIONG_API int giong_chan_try_send(struct giong_chan *ch, void *msg);
  * giong_chan_recv() - take the oldest message into *@msg, parking while the
  * channel is empty. Returns 0; -EPIPE when closed and empty; GIONG_ESHUTDOWN
  * when empty once shutdown has begun; -ECANCELED, -ETIMEDOUT; -EINVAL;
- * -EPERM on a worker other than the receiving one. May suspend.
+ * -EPERM off the receiving worker (another worker, or no worker at all);
+ * GIONG_ENOTWORKER on the receiving worker but outside a task. May suspend.
  */
 GIONG_API int giong_chan_recv(struct giong_chan *ch, void **msg);
 

@@ -59,7 +59,8 @@ GIONG_API void giong_sqe_discard(struct io_uring_sqe *sqe);
  * enters the kernel with everything else at the end of the tick.
  * Stores an id for giong_op_cancel() in *@id if @id is non-NULL.
  * Returns 0; or -EINVAL (NULL @sqe or @fn), -ENOMEM (the SQE is discarded),
- * GIONG_ENOTWORKER. Owner worker only.
+ * GIONG_ESHUTDOWN (the worker is draining: nothing new enters the kernel;
+ * the SQE is discarded), GIONG_ENOTWORKER. Owner worker only.
  */
 GIONG_API int giong_op_start(struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx, uint64_t *id);
 
@@ -84,7 +85,8 @@ GIONG_API int giong_op_cancel(uint64_t id);
  * -ECANCELED or -ETIMEDOUT. If the task was already cancelled or past its
  * deadline, the SQE is discarded and that code returned at once.
  * The memory @sqe points to is lent to the kernel until this returns.
- * Returns GIONG_ENOTWORKER outside a task (the SQE is discarded).
+ * Returns -EINVAL for a NULL @sqe, GIONG_ENOTWORKER outside a task (the SQE
+ * is discarded), GIONG_ESHUTDOWN while the worker drains (discarded too).
  * May suspend. Owner worker only.
  */
 GIONG_API int giong_io(struct io_uring_sqe *sqe);

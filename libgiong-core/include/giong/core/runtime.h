@@ -170,7 +170,8 @@ GIONG_API int giong_stats(struct giong_stats *out);
 /*
  * giong_runtime_stats() - the counters worker @worker had when it ended.
  * Only valid after giong_runtime_run() returned.
- * Returns 0, -EINVAL for a bad argument, or -EBUSY while running.
+ * Returns 0, -EINVAL for a bad argument, or -EBUSY before the run ended
+ * (while running, or before it started).
  */
 GIONG_API int giong_runtime_stats(const struct giong_runtime *rt, unsigned worker,
 				  struct giong_stats *out);

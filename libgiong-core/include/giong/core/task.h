@@ -52,7 +52,8 @@ GIONG_API int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg);
  * passes while waiting, returns -ECANCELED / -ETIMEDOUT and @t is detached
  * (it keeps running, its handle is freed when it ends) - unless @t finished
  * in the meantime: then the join succeeds as above.
- * Returns -EINVAL if @t is NULL or is the calling task. May suspend.
+ * Returns -EINVAL if @t is NULL, detached, the calling task or another
+ * worker's task; GIONG_ENOTWORKER outside a task. May suspend.
  */
 GIONG_API int giong_join(struct giong_task *t, intptr_t *result);
 

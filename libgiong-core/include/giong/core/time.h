@@ -14,7 +14,7 @@
  * the deadline.
  *
  *     uint64_t saved = giong_deadline_in(500);
- *     int n = giong_tcp_read(s, buf, sizeof buf);   // -ETIMEDOUT after 500 ms
+ *     ssize_t n = giong_stream_read(s, buf, sizeof buf); // -ETIMEDOUT after 500 ms
  *     giong_deadline_restore(saved);
  */
 #ifndef GIONG_CORE_TIME_H

@@ -30,8 +30,9 @@ struct giong_dirent {
 };
 
 /*
- * giong_dir_open() - open the directory @path (borrowed) for reading
- * (IORING_OP_OPENAT with O_DIRECTORY).
+ * giong_dir_open() - open the directory @path (borrowed) for reading, with
+ * O_DIRECTORY: a direct cached openat2(2) first, IORING_OP_OPENAT when the
+ * lookup needs I/O (the fast path of <giong/fs/file.h>).
  * Returns 0 and an owned directory in *@ret (close with giong_dir_close()),
  * or -errno (-EINVAL for NULL, -ENOTDIR, -ENOENT, -ENOMEM). May suspend.
  */

@@ -21,7 +21,8 @@
 GIONG_BEGIN_DECLS
 
 /*
- * giong_fs_read() - read the whole file at @path: open (ring), fstat(2)
+ * giong_fs_read() - read the whole file at @path: open (a direct cached
+ * openat2(2), the ring when the lookup needs I/O), fstat(2)
  * directly for the size hint, reads until end of file (a regular file: the
  * page-cache fast path of <giong/fs/file.h>, a direct preadv2(RWF_NOWAIT),
  * and the ring only for what is not cached; anything else: the ring),

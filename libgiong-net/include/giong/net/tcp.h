@@ -71,9 +71,10 @@ GIONG_API int giong_listener_pending(const struct giong_listener *l);
  * giong_listener_close() - stop listening and free @l (takes ownership).
  * Connections still queued are closed; tasks parked in accept, or woken
  * and not yet run, return -EBADF (@l is freed once the last has left).
- * Returns 0, -EINVAL (NULL, or closed already), or GIONG_ENOTWORKER (not
- * on a worker) / -EPERM (on another worker): then nothing was done and the
- * caller still owns @l. Does not suspend. Owner worker only.
+ * Returns 0, -EINVAL (NULL), or GIONG_ENOTWORKER (not on a worker) / -EPERM
+ * (on another worker): then nothing was done and the caller still owns @l.
+ * Closing twice is undefined: the first close may free @l at once. Does not
+ * suspend. Owner worker only.
  */
 GIONG_API int giong_listener_close(struct giong_listener *l);
 

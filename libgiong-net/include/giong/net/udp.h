@@ -93,8 +93,10 @@ GIONG_API ssize_t giong_udp_read(struct giong_udp *u, void *buf, size_t len, uns
 GIONG_API ssize_t giong_udp_send_to(struct giong_udp *u, const void *buf, size_t len,
 				    const struct giong_addr *to);
 
-/* giong_udp_send() - send one datagram to the connected peer. Owner worker
- * only. */
+/* giong_udp_send() - send one datagram to the connected peer. Returns the
+ * bytes sent or -errno: -EINVAL (NULL, or @buf NULL with @len), -EDESTADDRREQ
+ * (not connected), -EMSGSIZE, -EBUSY, GIONG_ENOTWORKER / -EPERM (not this
+ * socket's worker). May suspend. Owner worker only. */
 GIONG_API ssize_t giong_udp_send(struct giong_udp *u, const void *buf, size_t len);
 
 /* giong_udp_local_addr() - the bound address. Returns 0 or -errno. */

@@ -21,8 +21,8 @@ GIONG_BEGIN_DECLS
  * giong_unix_listen() - listen on the Unix socket @name (path or "@abstract").
  * Returns 0 and an owned listener in *@ret (free with
  * giong_listener_close()), or -errno: -EINVAL (NULL, empty or longer than
- * sun_path), -EADDRINUSE (a live socket or another file is there), -EACCES.
- * Owner worker only.
+ * sun_path), -EADDRINUSE (a live socket or another file is there), -EACCES,
+ * GIONG_ENOTWORKER. Owner worker only.
  */
 GIONG_API int giong_unix_listen(const char *name, const struct giong_listen_options *opts,
 				struct giong_listener **ret);
