@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
+
 #define MSG_MAX 64
 #define CONN_TIMEOUT_MS 10000
 
@@ -357,23 +359,23 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--host"))
 			opt.host = argv[++i];
 		else if (!strcmp(a, "--port"))
-			opt.port = atoi(argv[++i]);
+			opt.port = (int)tool_number("churn", a, argv[++i], 1, 65535);
 		else if (!strcmp(a, "--threads"))
-			opt.threads = (unsigned)atoi(argv[++i]);
+			opt.threads = (unsigned)tool_number("churn", a, argv[++i], 1, 1024);
 		else if (!strcmp(a, "--seconds"))
-			opt.seconds = (unsigned)atoi(argv[++i]);
+			opt.seconds = (unsigned)tool_number("churn", a, argv[++i], 0, 86400 * 7);
 		else if (!strcmp(a, "--sources"))
-			opt.sources = (unsigned)atoi(argv[++i]);
+			opt.sources = (unsigned)tool_number("churn", a, argv[++i], 1, 254);
 		else if (!strcmp(a, "--progress-ms"))
-			opt.progress_ms = (unsigned)atoi(argv[++i]);
+			opt.progress_ms = (unsigned)tool_number("churn", a, argv[++i], 1, 3600000);
 		else if (!strcmp(a, "--hold"))
-			opt.hold = strtoull(argv[++i], NULL, 0);
+			opt.hold = tool_number("churn", a, argv[++i], 0, 10000000);
 		else if (!strcmp(a, "--hold-seconds"))
-			opt.hold_seconds = (unsigned)atoi(argv[++i]);
+			opt.hold_seconds = (unsigned)tool_number("churn", a, argv[++i], 0, 86400);
 		else if (!strcmp(a, "--total"))
-			opt.total = strtoull(argv[++i], NULL, 0);
+			opt.total = tool_number("churn", a, argv[++i], 0, UINT64_MAX);
 		else if (!strcmp(a, "--concurrent"))
-			opt.concurrent = strtoull(argv[++i], NULL, 0);
+			opt.concurrent = tool_number("churn", a, argv[++i], 1, 10000000);
 		else
 			usage();
 	}

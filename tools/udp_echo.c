@@ -13,15 +13,19 @@
  * `socat - UDP6:[::1]:7001`.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <giong/net.h>
 
+#include "args.h"
+
 struct opts {
 	char addr[128];
 	struct giong_config cfg;
+	atomic_bool failed; /* a worker could not listen */
 };
 
 static void worker_main(unsigned worker, void *arg)
@@ -38,6 +42,7 @@ static void worker_main(unsigned worker, void *arg)
 	if (r) {
 		fprintf(stderr, "udp_echo: worker %u: bind %s: %s\n", worker, o->addr,
 			giong_strerror(r));
+		atomic_store(&o->failed, true);
 		giong_shutdown();
 		return;
 	}
@@ -71,7 +76,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct opts o = {0};
 	struct giong_runtime *rt;
 	const char *host = "0.0.0.0";
 	int port = 7001, r;
@@ -82,13 +87,14 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc)
 			usage();
 		if (!strcmp(argv[i], "--port"))
-			port = atoi(argv[++i]);
+			port = (int)tool_number("udp_echo", "--port", argv[++i], 0, 65535);
 		else if (!strcmp(argv[i], "--host"))
 			host = argv[++i];
 		else if (!strcmp(argv[i], "--workers"))
-			o.cfg.workers = (unsigned)atoi(argv[++i]);
+			o.cfg.workers = (unsigned)tool_number("udp_echo", "--workers", argv[++i], 1, 1024);
 		else if (!strcmp(argv[i], "--spin-us"))
-			o.cfg.spin_before_park_us = (uint32_t)atoi(argv[++i]);
+			o.cfg.spin_before_park_us =
+				(uint32_t)tool_number("udp_echo", "--spin-us", argv[++i], 0, 10000000);
 		else
 			usage();
 	}
@@ -104,6 +110,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udp_echo: %s\n", giong_strerror(r));
 		return 1;
 	}
+	if (atomic_load(&o.failed))
+		return 1; /* the worker said why */
 	fprintf(stderr, "udp_echo: stopped\n");
 	return 0;
 }
