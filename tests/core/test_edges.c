@@ -8,6 +8,9 @@
  * config meaning the defaults; a runtime started from inside a task; a
  * worker with nothing to do after the grace period parking instead of
  * spinning; a second SIGTERM ending the grace on every worker.
+ *
+ * Tasks record what they see; the asserts run after the runtime has ended
+ * (a CMocka failure must not longjmp off a fiber stack).
  */
 #include <dlfcn.h>
 #include <liburing.h>
@@ -27,6 +30,7 @@
  * the worker drains and cancels it, and its callback runs then. */
 struct late {
 	int fds[2];
+	int start_rc;     /* giong_op_start() of the poll */
 	int res;          /* the poll's final result */
 	int spawn_rc;     /* what giong_spawn() / giong_spawn_on() said */
 	atomic_int ran;   /* the task sent with spawn_on ran */
@@ -60,10 +64,13 @@ static void late_main(unsigned w, void *arg)
 	if (w != 0)
 		return;
 	sqe = giong_sqe();
-	assert_non_null(sqe);
+	if (!sqe) {
+		l->start_rc = -ENOMEM;
+		return;
+	}
 	/* l lives in the test's frame until the run is over. */
 	io_uring_prep_poll_add(sqe, l->fds[0], POLLIN);
-	assert_int_equal(giong_op_start(sqe, late_cb, l, NULL), 0);
+	l->start_rc = giong_op_start(sqe, late_cb, l, NULL);
 }
 
 static void run_late(struct late *l, unsigned workers)
@@ -84,6 +91,7 @@ static void run_late(struct late *l, unsigned workers)
 	assert_int_equal(giong_runtime_free(rt), 0);
 	close(l->fds[0]);
 	close(l->fds[1]);
+	assert_int_equal(l->start_rc, 0);
 	assert_int_equal(l->res, -ECANCELED);
 }
 
@@ -174,37 +182,47 @@ static intptr_t sleep_until_task(void *arg)
 	return 42;
 }
 
+struct join_tick {
+	int spawn_rc, yield_rc, join_rc;
+	intptr_t res;
+};
+
 static void join_tick_main(unsigned w, void *arg)
 {
+	struct join_tick *j = arg;
 	uint64_t t = giong_now_ms() + 20, saved;
 	struct giong_task *task;
-	intptr_t res = 0;
 
 	(void)w;
-	(void)arg;
-	assert_int_equal(giong_spawn(sleep_until_task, (void *)(uintptr_t)t, &task), 0);
-	assert_int_equal(giong_yield(), 0); /* the task arms its timer first */
+	j->spawn_rc = giong_spawn(sleep_until_task, (void *)(uintptr_t)t, &task);
+	if (j->spawn_rc)
+		return;
+	j->yield_rc = giong_yield(); /* the task arms its timer first */
 	saved = giong_deadline_set(t);
 	/* Both timers fire in the same tick, the task's first: it finishes
 	 * before the join sees its deadline. The join has its result. */
-	assert_int_equal(giong_join(task, &res), 0);
-	assert_int_equal(res, 42);
+	j->join_rc = giong_join(task, &j->res);
 	giong_deadline_restore(saved);
 }
 
 static void test_join_deadline_same_tick(void **state)
 {
 	struct giong_config c = gt_config(1);
+	struct join_tick j = {0};
 	struct giong_stats st;
 
 	(void)state;
-	gt_run(&c, join_tick_main, NULL, &st);
+	gt_run(&c, join_tick_main, &j, &st);
+	assert_int_equal(j.spawn_rc, 0);
+	assert_int_equal(j.yield_rc, 0);
+	assert_int_equal(j.join_rc, 0);
+	assert_int_equal(j.res, 42);
 	assert_int_equal(st.fibers_live, 0);
 }
 
 /* ------------------------------------------------- zeros mean defaults */
 
-static int late_sleep_rc = 1;
+static int late_sleep_rc = 1, late_spawn_rc = 1;
 
 static intptr_t late_sleeper(void *arg)
 {
@@ -217,7 +235,7 @@ static void zero_main(unsigned w, void *arg)
 {
 	(void)w;
 	(void)arg;
-	assert_int_equal(giong_spawn(late_sleeper, NULL, NULL), 0);
+	late_spawn_rc = giong_spawn(late_sleeper, NULL, NULL);
 }
 
 static void test_zero_config_means_defaults(void **state)
@@ -230,6 +248,7 @@ static void test_zero_config_means_defaults(void **state)
 	/* The grace period is the default 5 s, not 0: the task outliving
 	 * main gets to finish its 30 ms sleep. */
 	gt_run(&c, zero_main, NULL, NULL);
+	assert_int_equal(late_spawn_rc, 0);
 	assert_int_equal(late_sleep_rc, 0);
 }
 
@@ -241,28 +260,41 @@ static void nothing_main(unsigned w, void *arg)
 	(void)arg;
 }
 
+struct nested {
+	int block_on, new_rc, run, free_rc, index, sleep;
+};
+
 static void nested_main(unsigned w, void *arg)
 {
 	struct giong_config c = gt_config(1);
+	struct nested *n = arg;
 	struct giong_runtime *rt;
 
 	(void)w;
-	(void)arg;
-	assert_int_equal(giong_block_on(nothing_main, NULL), -EDEADLK);
-	assert_int_equal(giong_runtime_new(&c, &rt), 0);
-	assert_int_equal(giong_runtime_run(rt, nothing_main, NULL), -EDEADLK);
-	assert_int_equal(giong_runtime_free(rt), 0);
+	n->block_on = giong_block_on(nothing_main, NULL);
+	n->new_rc = giong_runtime_new(&c, &rt);
+	if (!n->new_rc) {
+		n->run = giong_runtime_run(rt, nothing_main, NULL);
+		n->free_rc = giong_runtime_free(rt);
+	}
 	/* and this worker is still one */
-	assert_int_equal(giong_worker_index(), 0);
-	assert_int_equal(giong_sleep_ms(1), 0);
+	n->index = giong_worker_index();
+	n->sleep = giong_sleep_ms(1);
 }
 
 static void test_runtime_inside_task(void **state)
 {
 	struct giong_config c = gt_config(1);
+	struct nested n = {0};
 
 	(void)state;
-	gt_run(&c, nested_main, NULL, NULL);
+	gt_run(&c, nested_main, &n, NULL);
+	assert_int_equal(n.block_on, -EDEADLK);
+	assert_int_equal(n.new_rc, 0);
+	assert_int_equal(n.run, -EDEADLK);
+	assert_int_equal(n.free_rc, 0);
+	assert_int_equal(n.index, 0);
+	assert_int_equal(n.sleep, 0);
 }
 
 /* ------------------------------------ after the grace: park, not spin */
@@ -282,9 +314,8 @@ static intptr_t busy_task(void *arg)
 
 static void grace_main(unsigned w, void *arg)
 {
-	(void)arg;
 	if (w == 0)
-		assert_int_equal(giong_spawn(busy_task, NULL, NULL), 0);
+		*(int *)arg = giong_spawn(busy_task, NULL, NULL);
 }
 
 static void test_idle_worker_parks_after_grace(void **state)
@@ -292,11 +323,13 @@ static void test_idle_worker_parks_after_grace(void **state)
 	struct giong_config c = gt_config(2);
 	struct giong_runtime *rt;
 	struct giong_stats st;
+	int spawn_rc = 1;
 
 	(void)state;
 	c.shutdown_grace_ms = 1;
 	assert_int_equal(giong_runtime_new(&c, &rt), 0);
-	assert_int_equal(giong_runtime_run(rt, grace_main, NULL), 0);
+	assert_int_equal(giong_runtime_run(rt, grace_main, &spawn_rc), 0);
+	assert_int_equal(spawn_rc, 0);
 	assert_int_equal(giong_runtime_stats(rt, 1, &st), 0);
 	/* Worker 1 has nothing to do for ~40 ms: a few enters, not one per
 	 * loop turn (thousands when it waited with a zero timeout). */
@@ -322,7 +355,8 @@ static void two_sig_main(unsigned w, void *arg)
 {
 	(void)arg;
 	if (w == 0) {
-		assert_int_equal(giong_spawn(announce_shutdown, NULL, NULL), 0);
+		if (giong_spawn(announce_shutdown, NULL, NULL))
+			_exit(5);
 		if (write(sig_pipe, "r", 1) != 1)
 			_exit(3);
 	}
