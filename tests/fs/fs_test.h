@@ -162,6 +162,9 @@ static inline int fs_test_main(const char *name, const struct CMUnitTest *tests,
 	const char *tmp = getenv("TMPDIR");
 	int r;
 
+	/* The bodies assert inside tasks: a failure aborts rather than
+	 * longjmp off a fiber stack (see giong_test.h). */
+	setenv("CMOCKA_TEST_ABORT", "1", 0);
 	/* A runtime that cannot start (io_uring blocked or missing) is a skip,
 	 * not a failure; say why. */
 	r = giong_block_on(fs_noop_main, NULL);

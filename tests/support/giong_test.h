@@ -35,13 +35,27 @@
 
 #define GT_SKIP 77
 
-/* Exit 77 if io_uring is unusable here, naming the reason. */
+/*
+ * A failed assertion aborts the program (after CMocka's message) instead of
+ * longjmp-ing to the test runner: some tests assert inside tasks, and a
+ * longjmp off a fiber stack would leave the runtime behind, the thread
+ * still a worker, and every later test of the program failing with
+ * -EDEADLK. Read by CMocka at the failure, so setting it first is enough.
+ */
+static inline void gt_abort_on_failure(void)
+{
+	setenv("CMOCKA_TEST_ABORT", "1", 0);
+}
+
+/* Exit 77 if io_uring is unusable here, naming the reason. Also
+ * gt_abort_on_failure(). */
 static inline void gt_require_uring(void)
 {
 	struct giong_config c;
 	struct giong_runtime *rt;
 	int err;
 
+	gt_abort_on_failure();
 	giong_config_init(&c);
 	c.workers = 1;
 	err = giong_runtime_new(&c, &rt);
