@@ -23,9 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "peer.h"
 
 #define BUF_SIZE (64 * 1024)
 #define MAX_EVENTS 256
@@ -54,16 +55,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "epoll_echo: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 static void conn_close(struct conn *c)
@@ -187,37 +178,16 @@ static void on_accept(void)
 	}
 }
 
-static int parse_args(int argc, char **argv, int *port, const char **host)
-{
-	*port = -1;
-	*host = "127.0.0.1";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
-			*port = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc)
-			*host = argv[++i];
-		else if (argv[i][0] != '-')
-			*port = atoi(argv[i]);
-		else
-			return -1;
-	}
-	return *port > 0 && *port < 65536 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	struct epoll_event events[MAX_EVENTS];
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct sigaction sact = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
 	const char *host;
-	int port, one = 1;
+	int port;
 
-	if (parse_args(argc, argv, &port, &host) < 0) {
-		fprintf(stderr, "usage: %s [--port] PORT [--host ADDR]\n", argv[0]);
-		return 2;
-	}
-	raise_nofile();
+	peer_args(argc, argv, &port, &host);
+	peer_raise_nofile();
 
 	/*
 	 * SIGINT/SIGTERM are blocked except inside epoll_pwait, so a signal cannot slip in
@@ -238,19 +208,7 @@ int main(int argc, char **argv)
 	if (!conns)
 		die("calloc");
 
-	sa.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "epoll_echo: bad IPv4 address '%s'\n", host);
-		return 2;
-	}
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		die("socket");
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("bind");
-	if (listen(listen_fd, SOMAXCONN) < 0)
-		die("listen");
+	listen_fd = peer_listen("epoll_echo", host, port, SOCK_NONBLOCK);
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)

@@ -20,10 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "peer.h"
 
 #define BUF_SIZE (64 * 1024)
 #define RING_ENTRIES 4096
@@ -157,42 +158,17 @@ static void on_conn(struct conn *c, int res)
 		arm_recv(c);
 }
 
-static int parse_args(int argc, char **argv, int *port, const char **host)
-{
-	*port = -1;
-	*host = "127.0.0.1";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
-			*port = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc)
-			*host = argv[++i];
-		else if (argv[i][0] != '-')
-			*port = atoi(argv[i]);
-		else
-			return -1;
-	}
-	return *port > 0 && *port < 65536 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct signalfd_siginfo si;
 	struct io_uring_params p = { 0 };
-	struct rlimit rl;
 	const char *host;
 	sigset_t mask;
-	int port, one = 1, listen_fd, sfd, r;
+	int port, listen_fd, sfd, r;
 	int stop = 0;
 
-	if (parse_args(argc, argv, &port, &host) < 0) {
-		fprintf(stderr, "usage: %s [--port] PORT [--host ADDR]\n", argv[0]);
-		return 2;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	peer_args(argc, argv, &port, &host);
+	peer_raise_nofile();
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -203,19 +179,7 @@ int main(int argc, char **argv)
 	if (sfd < 0)
 		die("signalfd", errno);
 
-	sa.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "uring_naive_echo: bad IPv4 address '%s'\n", host);
-		return 2;
-	}
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		die("socket", errno);
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("bind", errno);
-	if (listen(listen_fd, SOMAXCONN) < 0)
-		die("listen", errno);
+	listen_fd = peer_listen("uring_naive_echo", host, port, 0);
 
 	/* A CQ twice the SQ: at most one operation per connection is in flight. */
 	p.flags = IORING_SETUP_CQSIZE;

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/*
+ * peer.h - what the two hand-written echo peers (epoll_echo.c, uring_naive_echo.c) share:
+ * their command line, the descriptor limit, and the listening socket. Header-only: each
+ * peer is one C file built on its own (Makefile).
+ */
+#ifndef GIONG_BENCH_PEER_H
+#define GIONG_BENCH_PEER_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+/* "[--port] PORT [--host ADDR]" (host default 127.0.0.1); prints the usage and exits 2
+ * on anything else. */
+static inline void peer_args(int argc, char **argv, int *port, const char **host)
+{
+	*port = -1;
+	*host = "127.0.0.1";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
+			*port = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc)
+			*host = argv[++i];
+		else if (argv[i][0] != '-')
+			*port = atoi(argv[i]);
+		else
+			*port = -1, i = argc;
+	}
+	if (*port <= 0 || *port >= 65536) {
+		fprintf(stderr, "usage: %s [--port] PORT [--host ADDR]\n", argv[0]);
+		exit(2);
+	}
+}
+
+/* The soft descriptor limit up to the hard one: 1,000 connections and more. */
+static inline void peer_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* A listening TCP socket on IPv4 @host:@port (SO_REUSEADDR, backlog SOMAXCONN), with
+ * @sock_flags (SOCK_NONBLOCK, ...) and SOCK_CLOEXEC. Exits with a message naming @prog on
+ * any failure. */
+static inline int peer_listen(const char *prog, const char *host, int port, int sock_flags)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd, one = 1;
+
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "%s: bad IPv4 address '%s'\n", prog, host);
+		exit(2);
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
+		fprintf(stderr, "%s: listen on %s:%d: %s\n", prog, host, port, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+#endif /* GIONG_BENCH_PEER_H */
