@@ -340,13 +340,11 @@ static void test_idle_worker_parks_after_grace(void **state)
 
 /* ------------------------------------------ a second SIGTERM, 2 workers */
 
-static int sig_pipe = -1;
-
 static intptr_t announce_shutdown(void *arg)
 {
 	(void)arg;
 	giong_shutdown_wait();
-	if (write(sig_pipe, "s", 1) != 1)
+	if (write(gt_child_fd, "s", 1) != 1)
 		_exit(3);
 	return 0;
 }
@@ -357,7 +355,7 @@ static void two_sig_main(unsigned w, void *arg)
 	if (w == 0) {
 		if (giong_spawn(announce_shutdown, NULL, NULL))
 			_exit(5);
-		if (write(sig_pipe, "r", 1) != 1)
+		if (write(gt_child_fd, "r", 1) != 1)
 			_exit(3);
 	}
 	/* Both mains outlive the first signal (grace: 30 s); the second must
@@ -368,33 +366,19 @@ static void two_sig_main(unsigned w, void *arg)
 
 static void test_second_signal_every_worker(void **state)
 {
-	int p[2], status = 0;
+	struct giong_config c = gt_config(2);
+	int from_child, status = 0;
 	pid_t pid;
 	char b;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct giong_config c = gt_config(2);
-		struct giong_runtime *rt;
-
-		close(p[0]);
-		sig_pipe = p[1];
-		c.shutdown_on_signals = true;
-		c.shutdown_grace_ms = 30000;
-		alarm(60); /* whatever happens, the child ends */
-		if (giong_runtime_new(&c, &rt) || giong_runtime_run(rt, two_sig_main, NULL))
-			_exit(1);
-		giong_runtime_free(rt);
-		_exit(42);
-	}
-	close(p[1]);
-	assert_int_equal(read(p[0], &b, 1), 1);
+	c.shutdown_on_signals = true;
+	c.shutdown_grace_ms = 30000;
+	pid = gt_fork_run(&c, two_sig_main, NULL, &from_child);
+	assert_int_equal(read(from_child, &b, 1), 1);
 	assert_int_equal(b, 'r');
 	kill(pid, SIGTERM);
-	assert_int_equal(read(p[0], &b, 1), 1); /* the first one was taken */
+	assert_int_equal(read(from_child, &b, 1), 1); /* the first one was taken */
 	assert_int_equal(b, 's');
 	kill(pid, SIGTERM);
 	/* Both workers' mains are cancelled at once: well within 10 s (the
@@ -406,7 +390,7 @@ static void test_second_signal_every_worker(void **state)
 		waitpid(pid, &status, 0);
 		fail_msg("the second SIGTERM did not end the grace on every worker");
 	}
-	close(p[0]);
+	close(from_child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 42);
 }

@@ -79,7 +79,7 @@ static void sig_main(unsigned w, void *arg)
 	(void)arg;
 	if (w == 0) {
 		/* Tell the parent we are up. */
-		if (write(STDOUT_FILENO, "r", 1) != 1)
+		if (write(gt_child_fd, "r", 1) != 1)
 			_exit(3);
 	}
 	giong_shutdown_wait();
@@ -87,31 +87,19 @@ static void sig_main(unsigned w, void *arg)
 
 static void test_sigterm_shuts_down(void **state)
 {
-	int p[2], status;
+	struct giong_config c = gt_config(2);
+	int from_child, status;
 	pid_t pid;
 	char b;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct giong_config c = gt_config(2);
-		struct giong_runtime *rt;
-
-		dup2(p[1], STDOUT_FILENO);
-		c.shutdown_on_signals = true;
-		if (giong_runtime_new(&c, &rt) || giong_runtime_run(rt, sig_main, NULL))
-			_exit(1);
-		giong_runtime_free(rt);
-		_exit(42); /* a clean return from run */
-	}
-	close(p[1]);
-	assert_int_equal(read(p[0], &b, 1), 1);
+	c.shutdown_on_signals = true;
+	pid = gt_fork_run(&c, sig_main, NULL, &from_child);
+	assert_int_equal(read(from_child, &b, 1), 1);
 	usleep(20000);
 	kill(pid, SIGTERM);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	close(p[0]);
+	close(from_child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 42);
 }

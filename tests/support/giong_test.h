@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -95,6 +97,41 @@ static inline void gt_run(const struct giong_config *cfg, giong_main_fn fn, void
 	if (stats)
 		assert_int_equal(giong_runtime_stats(rt, 0, stats), 0);
 	assert_int_equal(giong_runtime_free(rt), 0);
+}
+
+/* In a child of gt_fork_run(): the write end of the pipe to the parent. */
+static int gt_child_fd = -1;
+
+/*
+ * Run @fn on a runtime made from @cfg in a child process (for signals sent
+ * to a whole process). The child writes to the parent through gt_child_fd;
+ * it exits 42 when the run returned cleanly, 1 if it could not run, and is
+ * ended by SIGALRM after 60 s whatever happens. Returns the child's pid and
+ * the read end of the pipe in *@from_child.
+ */
+static inline pid_t gt_fork_run(const struct giong_config *cfg, giong_main_fn fn, void *arg,
+				int *from_child)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct giong_runtime *rt;
+
+		close(p[0]);
+		gt_child_fd = p[1];
+		alarm(60);
+		if (giong_runtime_new(cfg, &rt) || giong_runtime_run(rt, fn, arg))
+			_exit(1);
+		giong_runtime_free(rt);
+		_exit(42);
+	}
+	close(p[1]);
+	*from_child = p[0];
+	return pid;
 }
 
 /* Open descriptors of this process (entries of /proc/self/fd). */
