@@ -505,16 +505,10 @@ int giong__worker_new(struct giong_runtime *rt, unsigned index, struct giong__wo
 
 void giong__worker_free(struct giong__worker *w)
 {
-	struct giong__msg *m;
-
 	if (!w)
 		return;
-	/* Messages that arrived after the worker ended. */
-	while ((m = w->mbox.head)) {
-		w->mbox.head = m->next;
-		if (m->kind == GIONG__MSG_SPAWN && m->heap)
-			free(m);
-	}
+	/* No message is left: a worker closes its mailbox empty when its loop
+	 * ends, or drains it when its loop never ran (giong__mailbox_refuse()). */
 	giong__stack_pool_fini(&w->stacks);
 	giong__fiber_cache_fini(w);
 	giong__op_slab_fini(&w->ops);
