@@ -273,7 +273,8 @@ static void check_lifecycle(struct giong__worker *w)
 		giong__wake_shutdown_waiters(w);
 		w->grace_deadline = min_u64(w->grace_deadline, w->now + w->rt->cfg.shutdown_grace_ms);
 	}
-	if (GIONG__UNLIKELY(atomic_load_explicit(&w->rt->grace_skipped, memory_order_relaxed)))
+	/* A second signal (after shutdown began): no grace left. */
+	if (w->shutdown_seen && atomic_load_explicit(&w->rt->grace_skipped, memory_order_relaxed))
 		w->grace_deadline = 0;
 	/* The grace period also starts once every worker's main task returned. */
 	if (w->grace_deadline == UINT64_MAX && !atomic_load_explicit(&w->rt->mains_left, memory_order_relaxed))
