@@ -26,6 +26,8 @@ include_guard(GLOBAL)
 include(GNUInstallDirs)
 
 set(GIONG_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# private/giong_private.h: what every library's sources share (lists, container_of); never installed.
+get_filename_component(GIONG_PRIVATE_DIR "${CMAKE_CURRENT_LIST_DIR}/../private" ABSOLUTE)
 set(GIONG_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/giong")
 
 function(giong_add_library name)
@@ -75,7 +77,7 @@ function(giong_add_library name)
     C_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     POSITION_INDEPENDENT_CODE ${BUILD_SHARED_LIBS})
-  target_include_directories(${tgt}-obj PRIVATE ${header_dirs} "${src_dir}/src")
+  target_include_directories(${tgt}-obj PRIVATE ${header_dirs} "${src_dir}/src" "${GIONG_PRIVATE_DIR}")
   target_compile_definitions(${tgt}-obj PRIVATE _GNU_SOURCE ${A_DEFINES})
   target_link_libraries(${tgt}-obj PRIVATE ${dep_targets} ${A_PRIVATE_DEPS})
 
@@ -106,7 +108,7 @@ function(giong_add_library name)
   add_library(${tgt}-internal STATIC EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${tgt}-obj>)
   set_target_properties(${tgt}-internal PROPERTIES
     ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")  # keep lib/ for what ships
-  target_include_directories(${tgt}-internal PUBLIC ${header_dirs} "${src_dir}/src")
+  target_include_directories(${tgt}-internal PUBLIC ${header_dirs} "${src_dir}/src" "${GIONG_PRIVATE_DIR}")
   target_compile_definitions(${tgt}-internal PUBLIC _GNU_SOURCE ${A_DEFINES})
   target_link_libraries(${tgt}-internal PUBLIC ${dep_internal} ${A_PRIVATE_DEPS})
 

@@ -112,14 +112,30 @@ void giong__bufpool_fini(struct giong__worker *w)
 	p->registered = false;
 }
 
+/* The pool ran dry: ask every holder to give unread buffers back. A holder
+ * may remove itself or another one: p->dry_next, the one to call next, is
+ * moved on by giong_bufpool_dry_remove(). */
+static void call_dry_holders(struct giong__bufpool *p)
+{
+	struct giong__list_node *n = p->dry.first;
+
+	while (n) {
+		p->dry_next = n->next;
+		giong__container_of(n, struct giong_bufpool_dry, _link)->fn(
+			giong__container_of(n, struct giong_bufpool_dry, _link));
+		n = p->dry_next;
+	}
+	p->dry_next = NULL;
+}
+
 void giong__bufpool_consumed(struct giong__worker *w)
 {
 	struct giong__bufpool *p = &w->pool;
 
 	if (p->free)
 		p->free--;
-	if (!p->free && p->dry_fn)
-		p->dry_fn(p->dry_ctx);
+	if (!p->free)
+		call_dry_holders(p);
 }
 
 static bool half_free(const struct giong__bufpool *p)
@@ -130,14 +146,13 @@ static bool half_free(const struct giong__bufpool *p)
 /* A buffer came back: tell the waiters once half the pool is free. */
 static void notify_refill(struct giong__bufpool *p)
 {
-	if (!p->waiters || !half_free(p))
-		return;
-	while (p->waiters) {
-		struct giong_bufpool_waiter *wt = p->waiters;
+	struct giong__list_node *n;
 
-		p->waiters = wt->_next;
-		if (p->waiters)
-			p->waiters->_prev = NULL;
+	if (giong__list_empty(&p->waiters) || !half_free(p))
+		return;
+	while ((n = giong__list_pop_front(&p->waiters))) {
+		struct giong_bufpool_waiter *wt = giong__container_of(n, struct giong_bufpool_waiter, _link);
+
 		wt->_queued = 0;
 		wt->fn(wt);
 	}
@@ -223,12 +238,61 @@ int giong_recvbuf_copy(struct giong_recvbuf **bp)
 		return -ENOMEM;
 	c->data = (char *)(c + 1);
 	c->len = b->len;
+	c->cap = b->len;
 	c->bid = -1;
 	c->w = b->w;
 	memcpy(c->data, b->data, b->len);
 	giong_recvbuf_release(b);
 	*bp = c;
 	return 0;
+}
+
+int giong_recvbuf_alloc(size_t cap, struct giong_recvbuf **ret)
+{
+	struct giong_recvbuf *b;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (!cap || cap > UINT32_MAX)
+		return -EINVAL;
+	b = malloc(sizeof(*b) + cap);
+	if (!b)
+		return -ENOMEM;
+	b->data = (char *)(b + 1);
+	b->len = 0;
+	b->cap = (uint32_t)cap;
+	b->bid = -1;
+	b->w = giong__worker_current();
+	*ret = b;
+	return 0;
+}
+
+/* Room after the data of heap buffer @b: its bytes start right after it. */
+static size_t heap_room(const struct giong_recvbuf *b)
+{
+	size_t used = (size_t)(b->data - (const char *)(b + 1)) + b->len;
+
+	return b->cap - used;
+}
+
+void *giong_recvbuf_tail(struct giong_recvbuf *b, size_t *room)
+{
+	if (room)
+		*room = 0;
+	if (!b || b->bid >= 0)
+		return NULL;
+	if (room)
+		*room = heap_room(b);
+	return b->data + b->len;
+}
+
+long giong_recvbuf_commit(struct giong_recvbuf *b, size_t n)
+{
+	if (!b || b->bid >= 0 || n > heap_room(b))
+		return -EINVAL;
+	b->len += (uint32_t)n;
+	return (long)b->len;
 }
 
 int giong_bufpool_is_pooled(const struct giong_recvbuf *b)
@@ -250,11 +314,7 @@ int giong_bufpool_notify(struct giong_bufpool_waiter *wt)
 	p = &w->pool;
 	if (half_free(p))
 		return 1; /* no release may ever come to trigger a notification */
-	wt->_prev = NULL;
-	wt->_next = p->waiters;
-	if (p->waiters)
-		p->waiters->_prev = wt;
-	p->waiters = wt;
+	giong__list_push_back(&p->waiters, &wt->_link);
 	wt->_queued = 1;
 	return 0;
 }
@@ -265,22 +325,35 @@ void giong_bufpool_notify_cancel(struct giong_bufpool_waiter *wt)
 
 	if (!wt || !wt->_queued || !w)
 		return;
-	if (wt->_prev)
-		wt->_prev->_next = wt->_next;
-	else
-		w->pool.waiters = wt->_next;
-	if (wt->_next)
-		wt->_next->_prev = wt->_prev;
+	giong__list_remove(&w->pool.waiters, &wt->_link);
 	wt->_queued = 0;
 }
 
-int giong_bufpool_on_dry(void (*fn)(void *ctx), void *ctx)
+int giong_bufpool_dry_add(struct giong_bufpool_dry *d)
 {
 	struct giong__worker *w = giong__worker_current();
 
+	if (!d || !d->fn)
+		return -EINVAL;
 	if (!w)
 		return GIONG_ENOTWORKER;
-	w->pool.dry_fn = fn;
-	w->pool.dry_ctx = ctx;
+	if (d->_added)
+		return -EALREADY;
+	giong__list_push_back(&w->pool.dry, &d->_link);
+	d->_added = 1;
 	return 0;
+}
+
+void giong_bufpool_dry_remove(struct giong_bufpool_dry *d)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong__bufpool *p;
+
+	if (!d || !d->_added || !w)
+		return;
+	p = &w->pool;
+	if (p->dry_next == &d->_link)
+		p->dry_next = d->_link.next;
+	giong__list_remove(&p->dry, &d->_link);
+	d->_added = 0;
 }

@@ -20,12 +20,11 @@
 
 #include <giong/core.h>
 
+#include "giong_private.h"
+
 #include "context.h"
 #include "stack.h"
 #include "timer_wheel.h"
-
-#define GIONG__LIKELY(x) __builtin_expect(!!(x), 1)
-#define GIONG__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static inline void giong__cpu_relax(void)
 {
@@ -170,7 +169,8 @@ struct giong__fiber {
 struct giong_recvbuf {
 	char *data;   /* first unconsumed byte */
 	uint32_t len; /* unconsumed bytes */
-	int32_t bid;  /* pool buffer id, or -1 for a heap copy */
+	uint32_t cap; /* heap buffer (bid -1): bytes of room after the struct */
+	int32_t bid;  /* pool buffer id, or -1 for a heap buffer */
 	struct giong__worker *w;
 };
 
@@ -184,9 +184,9 @@ struct giong__bufpool {
 	unsigned free; /* buffers in the ring, available to the kernel */
 	int bgid;
 	bool registered;
-	struct giong_bufpool_waiter *waiters;
-	void (*dry_fn)(void *ctx);
-	void *dry_ctx;
+	struct giong__list waiters;        /* struct giong_bufpool_waiter, oldest first */
+	struct giong__list dry;            /* struct giong_bufpool_dry, in order added */
+	struct giong__list_node *dry_next; /* while calling them: the next one */
 };
 
 int giong__bufpool_init(struct giong__worker *w, unsigned count, unsigned size);

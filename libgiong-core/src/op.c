@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -300,6 +301,38 @@ int giong_op_cancel(uint64_t id)
 	if (!op)
 		return -ENOENT;
 	request_cancel(w, op, id);
+	return 0;
+}
+
+/* Completion of a close nobody waits for. The kernel answers -ECANCELED
+ * only for a close it never ran (cancelled while the worker drained, before
+ * a kernel worker picked it up), which leaves the descriptor open: close it
+ * here. Any other result, -EBADF included, means the number is gone or was
+ * never ours: closing it again could close a stranger's. Runs on the worker,
+ * outside any task. */
+static void close_nowait_done(void *ctx, int res, unsigned flags)
+{
+	(void)flags;
+	if (res == -ECANCELED)
+		close((int)(intptr_t)ctx);
+}
+
+int giong_close_nowait(int fd)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct io_uring_sqe *sqe;
+
+	if (fd < 0)
+		return -EBADF;
+	sqe = w ? giong__sqe(w) : NULL;
+	if (!sqe) {
+		close(fd);
+		return 0;
+	}
+	io_uring_prep_close(sqe, fd); /* no memory is lent; the fd rides in ctx */
+	/* On failure giong__op_start() has made the SQE a no-op. */
+	if (giong__op_start(w, sqe, close_nowait_done, (void *)(intptr_t)fd, NULL))
+		close(fd);
 	return 0;
 }
 

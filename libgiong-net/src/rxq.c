@@ -8,57 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "giong_private.h"
 #include "rxq.h"
-
-/*
- * The worker's live queues, walked when its pool runs dry. The list head
- * is per worker; a thread may host one runtime's worker after another's
- * (worker 0 runs on the caller's thread), so it is made on the worker's
- * first queue and dropped by the worker's exit hook.
- */
-static __thread struct giong__rxq **worker_queues;
-
-static void on_pool_dry(void *ctx);
-
-static void worker_exit(void *ctx)
-{
-	/* Queues still listed belong to streams their owners never closed:
-	 * leaked with them, but no longer reachable from this thread. */
-	free(ctx);
-	worker_queues = NULL;
-}
-
-static int list_add(struct giong__rxq *q)
-{
-	if (!worker_queues) {
-		worker_queues = calloc(1, sizeof(*worker_queues));
-		if (!worker_queues)
-			return -ENOMEM;
-		giong_bufpool_on_dry(on_pool_dry, NULL);
-		giong_worker_atexit(worker_exit, worker_queues);
-	}
-	q->prev = NULL;
-	q->next = *worker_queues;
-	if (q->next)
-		q->next->prev = q;
-	*worker_queues = q;
-	q->listed = true;
-	return 0;
-}
-
-static void list_del(struct giong__rxq *q)
-{
-	if (!q->listed)
-		return;
-	if (q->prev)
-		q->prev->next = q->next;
-	else if (worker_queues && *worker_queues == q)
-		*worker_queues = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
-	q->next = q->prev = NULL;
-	q->listed = false;
-}
 
 /* Move every queued pool buffer of @q into heap memory, so the pool can
  * serve connections whose owners do read. */
@@ -72,11 +23,10 @@ static void copy_off_pool(struct giong__rxq *q)
 	}
 }
 
-static void on_pool_dry(void *ctx)
+/* The worker's pool ran dry: core calls every listed queue. */
+static void on_pool_dry(struct giong_bufpool_dry *d)
 {
-	(void)ctx;
-	for (struct giong__rxq *q = worker_queues ? *worker_queues : NULL; q; q = q->next)
-		copy_off_pool(q);
+	copy_off_pool(giong__container_of(d, struct giong__rxq, dry));
 }
 
 void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items, size_t max_bytes,
@@ -90,9 +40,9 @@ void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
 	q->on_free = on_free;
 	q->mh.msg_namelen = sizeof(struct sockaddr_storage);
 	giong_waitq_init(&q->waiters);
-	/* Unlisted only without memory: the queue then works, but a dry pool
-	 * cannot take its buffers back. */
-	list_add(q);
+	/* On the worker's list of holders a dry pool asks for buffers back. */
+	q->dry.fn = on_pool_dry;
+	giong_bufpool_dry_add(&q->dry);
 }
 
 static int push(struct giong__rxq *q, struct giong_recvbuf *b)
@@ -130,7 +80,7 @@ static void notify(struct giong__rxq *q)
 static void maybe_free(struct giong__rxq *q)
 {
 	if (q->closing && !q->armed && !q->held) {
-		list_del(q);
+		giong_bufpool_dry_remove(&q->dry);
 		free(q->items);
 		q->items = NULL;
 		q->on_free(q);

@@ -35,7 +35,6 @@ struct giong__rxq {
 	size_t max_bytes;        /* ...or this many bytes (0: no byte bound) */
 
 	bool armed, cancel_sent, paused, wait_pool, closing;
-	bool listed; /* on the worker's list for a dry pool */
 	bool eof;  /* stream: the peer closed */
 	int err;   /* a terminal error, delivered after what is queued
 		    * (-ENOMEM: a buffer could not be queued, the rest of a
@@ -48,7 +47,7 @@ struct giong__rxq {
 	void (*on_ready)(void *ctx); /* data or end arrived and nobody waits */
 	void *on_ready_ctx;
 	void (*on_free)(struct giong__rxq *q); /* closing and the kernel is done */
-	struct giong__rxq *next, *prev;        /* the worker's list, for a dry pool */
+	struct giong_bufpool_dry dry;          /* on the worker's list, for a dry pool */
 };
 
 /* Set up @q on @fd. max_items/max_bytes: the backpressure bounds. */

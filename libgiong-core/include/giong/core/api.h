@@ -25,4 +25,18 @@
 #define GIONG_END_DECLS
 #endif
 
+/*
+ * The link types of giong's intrusive lists, here because public structs
+ * (struct giong_waitq, struct giong_bufpool_waiter, ...) embed them. Their
+ * fields are private: only giong's own code links and unlinks them. A zeroed
+ * list is empty and a zeroed node is unlinked.
+ */
+struct giong__list_node {
+	struct giong__list_node *next, *prev;
+};
+
+struct giong__list {
+	struct giong__list_node *first, *last;
+};
+
 #endif /* GIONG_CORE_API_H */

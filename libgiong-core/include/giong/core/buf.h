@@ -41,6 +41,34 @@ GIONG_API long giong_recvbuf_consume(struct giong_recvbuf *b, size_t n);
  * Owner worker only. */
 GIONG_API void giong_recvbuf_release(struct giong_recvbuf *b);
 
+/* --- For streams that are not sockets (TLS): buffers filled by the caller. --- */
+
+/*
+ * giong_recvbuf_alloc() - a heap buffer with room for @cap bytes and none
+ * in it yet (len 0), for a stream that hands out bytes it produced itself
+ * (decrypted ones, say). Fill it with giong_recvbuf_tail() and
+ * giong_recvbuf_commit(), hand it out like a received buffer; the receiver
+ * releases it with giong_recvbuf_release() (it is freed). It holds no pool
+ * buffer, so it does not count against the pool. Works on any thread.
+ * Returns 0 and an owned buffer in *@ret; -EINVAL (NULL @ret, @cap 0 or over
+ * UINT32_MAX); -ENOMEM.
+ */
+GIONG_API int giong_recvbuf_alloc(size_t cap, struct giong_recvbuf **ret);
+
+/*
+ * giong_recvbuf_tail() - where to write more bytes into heap buffer @b (from
+ * giong_recvbuf_alloc(), or a copy), and in *@room how many fit. NULL (and
+ * *@room 0) for a pool buffer, which is the kernel's to fill, or a NULL @b.
+ */
+GIONG_API void *giong_recvbuf_tail(struct giong_recvbuf *b, size_t *room);
+
+/*
+ * giong_recvbuf_commit() - @n bytes written at giong_recvbuf_tail() become
+ * part of @b's data. Returns the new length, or -EINVAL (a pool buffer, a
+ * NULL @b, or @n over the room left).
+ */
+GIONG_API long giong_recvbuf_commit(struct giong_recvbuf *b, size_t n);
+
 /* --- For libraries built on core (net): the pool behind the buffers. --- */
 
 /*
@@ -78,7 +106,7 @@ struct giong_bufpool_waiter {
 	 * a task's giong_recvbuf_release(), inside that task: it must not
 	 * suspend (queue work or an SQE; wake a task). */
 	void (*fn)(struct giong_bufpool_waiter *w);
-	struct giong_bufpool_waiter *_next, *_prev;
+	struct giong__list_node _link; /* private */
 	int _queued;
 };
 
@@ -92,11 +120,31 @@ struct giong_bufpool_waiter {
 GIONG_API int giong_bufpool_notify(struct giong_bufpool_waiter *w);
 
 /*
- * giong_bufpool_on_dry() - register @fn(@ctx), called when the pool runs dry so
- * that owners of unread buffers can copy them off the pool (backpressure).
- * One callback per worker; NULL removes it. Returns 0 or GIONG_ENOTWORKER.
+ * A holder of pool buffers that can give some back when the pool runs dry
+ * (net's receive queues, a TLS stream's ciphertext): caller storage, linked
+ * on the worker's list by giong_bufpool_dry_add().
  */
-GIONG_API int giong_bufpool_on_dry(void (*fn)(void *ctx), void *ctx);
+struct giong_bufpool_dry {
+	/* Called on the worker, from the completion that took the last free
+	 * buffer, outside any task: copy unread buffers off the pool
+	 * (giong_recvbuf_copy()) and release them. Must not suspend. May
+	 * remove itself or any other holder from the list. */
+	void (*fn)(struct giong_bufpool_dry *d);
+	struct giong__list_node _link; /* private */
+	int _added;
+};
+
+/*
+ * giong_bufpool_dry_add() - call @d->fn each time the calling worker's pool
+ * runs dry, until removed. Holders are called in the order they were added.
+ * Returns 0, -EINVAL (NULL @d or @d->fn), -EALREADY (added already),
+ * GIONG_ENOTWORKER. Owner worker only.
+ */
+GIONG_API int giong_bufpool_dry_add(struct giong_bufpool_dry *d);
+
+/* giong_bufpool_dry_remove() - take @d off the worker's list. A @d that is
+ * NULL or not added is a no-op. Owner worker only. */
+GIONG_API void giong_bufpool_dry_remove(struct giong_bufpool_dry *d);
 
 /* giong_bufpool_notify_cancel() - remove @w if queued. */
 GIONG_API void giong_bufpool_notify_cancel(struct giong_bufpool_waiter *w);

@@ -76,6 +76,20 @@ GIONG_API int giong_op_start(struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx
 GIONG_API int giong_op_cancel(uint64_t id);
 
 /*
+ * giong_close_nowait() - close descriptor @fd through the ring without
+ * waiting for it: the caller is done with @fd the moment this returns (the
+ * number may be reused once the close has run). For close paths that must
+ * not suspend (a stream closed from a callback, an error path). If the
+ * worker cancels the close before the kernel ran it (while draining), the
+ * completion closes @fd with close(2), so it is never left open; with no SQE
+ * to be had, or off a worker, @fd is closed with close(2) at once. The
+ * close's own error, if any, is not reported: use a close that waits
+ * (giong_io() with io_uring_prep_close()) where it matters.
+ * Returns 0, or -EBADF for a negative @fd. Does not suspend.
+ */
+GIONG_API int giong_close_nowait(int fd);
+
+/*
  * giong_io() - submit the prepared @sqe and park the calling task until its
  * completion arrives; returns the CQE's result (for a multishot operation,
  * use giong_op_start()).
