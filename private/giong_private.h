@@ -86,9 +86,13 @@ static inline struct giong__list_node *giong__list_pop_front(struct giong__list 
 	return n;
 }
 
-/* The entry of type @type linked through @member at node @n (NULL-safe). */
-#define giong__list_entry(n, type, member) \
-	((n) ? giong__container_of((n), type, member) : (type *)NULL)
+/* The entry of type @type linked through @member at node @n; NULL for a
+ * NULL @n. @n is evaluated once (it may be a giong__list_pop_front()). */
+#define giong__list_entry(n, type, member)                                          \
+	__extension__({                                                              \
+		struct giong__list_node *giong__n_ = (n);                             \
+		giong__n_ ? giong__container_of(giong__n_, type, member) : (type *)NULL; \
+	})
 
 /* Walk @l; @n may be unlinked (even freed) by the body, @tmp holds the next. */
 #define giong__list_for_each_safe(n, tmp, l) \

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "bufpool.h"
 
 struct io_uring_buf_ring *giong__buf_ring_setup(struct io_uring *ring, unsigned entries,
 							 int bgid, int *err)

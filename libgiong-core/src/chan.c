@@ -15,19 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "fiber.h"
 
 struct chan_wait {
-	struct chan_wait *next, *prev;
+	struct giong__list_node link; /* in senders or receivers, until claimed */
 	struct giong__worker *w;
 	struct giong_waitq q; /* the one parked fiber */
 	struct giong__msg msg;
 	bool claimed;   /* a waker took us off the list (under the lock) */
 	bool delivered; /* the wake reached our worker (our thread only) */
-};
-
-struct chan_list {
-	struct chan_wait *head, *tail;
 };
 
 struct giong_chan {
@@ -36,49 +32,25 @@ struct giong_chan {
 	unsigned cap, head, count;
 	bool closed;
 	struct giong__worker *owner;
-	struct chan_list senders, receivers;
+	struct giong__list senders, receivers; /* struct chan_wait, oldest first */
 };
-
-static void list_add(struct chan_list *l, struct chan_wait *cw)
-{
-	cw->next = NULL;
-	cw->prev = l->tail;
-	if (l->tail)
-		l->tail->next = cw;
-	else
-		l->head = cw;
-	l->tail = cw;
-}
-
-static void list_del(struct chan_list *l, struct chan_wait *cw)
-{
-	if (cw->prev)
-		cw->prev->next = cw->next;
-	else
-		l->head = cw->next;
-	if (cw->next)
-		cw->next->prev = cw->prev;
-	else
-		l->tail = cw->prev;
-}
 
 /* Runs on the waiter's own worker. */
 static void deliver(struct giong__msg *m)
 {
-	struct chan_wait *cw = (struct chan_wait *)((char *)m - offsetof(struct chan_wait, msg));
+	struct chan_wait *cw = giong__container_of(m, struct chan_wait, msg);
 
 	cw->delivered = true;
 	giong_waitq_wake_one(&cw->q, 0);
 }
 
 /* Wake the oldest waiter of @l. Called with the lock held. */
-static void wake_one(struct chan_list *l)
+static void wake_one(struct giong__list *l)
 {
-	struct chan_wait *cw = l->head;
+	struct chan_wait *cw = giong__list_entry(giong__list_pop_front(l), struct chan_wait, link);
 
 	if (!cw)
 		return;
-	list_del(l, cw);
 	cw->claimed = true;
 	if (cw->w == giong__worker_current()) {
 		deliver(&cw->msg);
@@ -92,15 +64,15 @@ static void wake_one(struct chan_list *l)
 	(void)giong__mailbox_post(cw->w, &cw->msg);
 }
 
-static void wake_all(struct chan_list *l)
+static void wake_all(struct giong__list *l)
 {
-	while (l->head)
+	while (!giong__list_empty(l))
 		wake_one(l);
 }
 
 /* Park on @l (lock held on entry, released here). Returns the wait's result;
  * on return nothing refers to the record any more. */
-static int park(struct giong_chan *ch, struct chan_list *l, unsigned flags)
+static int park(struct giong_chan *ch, struct giong__list *l, unsigned flags)
 {
 	struct giong__worker *w = giong__worker_current();
 	struct chan_wait cw;
@@ -109,12 +81,12 @@ static int park(struct giong_chan *ch, struct chan_list *l, unsigned flags)
 	memset(&cw, 0, sizeof(cw));
 	cw.w = w;
 	giong_waitq_init(&cw.q);
-	list_add(l, &cw);
+	giong__list_push_back(l, &cw.link);
 	pthread_mutex_unlock(&ch->lock);
 	ret = giong_waitq_wait(&cw.q, flags);
 	pthread_mutex_lock(&ch->lock);
 	if (!cw.claimed) {
-		list_del(l, &cw);
+		giong__list_remove(l, &cw.link);
 	} else if (ret < 0) {
 		/* We were handed a turn we will not use: pass it on. */
 		wake_one(l);

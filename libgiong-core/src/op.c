@@ -8,6 +8,8 @@
  * reach a reused entry; the generation catches bugs, not races. user_data 0
  * marks SQEs whose completion nobody waits for (ASYNC_CANCEL requests,
  * discarded SQEs).
+ *
+ * Parking a task on an operation (giong_io) is in io.c, above the scheduler.
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,52 +18,18 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "op.h"
 
-#ifdef GIONG_VALGRIND
-#include <sys/uio.h>
-#include <valgrind/memcheck.h>
-
-/*
- * valgrind cannot see the kernel write into a buffer through the ring, and
- * would call the bytes a read brought uninitialised. For the reads whose
- * buffer the SQE names (READ, RECV, READV), tell it what the kernel wrote.
- * Only in GIONG_VALGRIND builds.
- */
-struct kernel_write {
-	uint8_t opcode;
-	uint64_t addr;
-	uint32_t len;
-};
-
-static struct kernel_write kernel_write_of(const struct io_uring_sqe *sqe)
-{
-	struct kernel_write k = {sqe->opcode, sqe->addr, sqe->len};
-	return k;
-}
-
-static void kernel_wrote(struct kernel_write k, int res)
-{
-	if (res <= 0)
-		return;
-	if (k.opcode == IORING_OP_READ || k.opcode == IORING_OP_RECV) {
-		VALGRIND_MAKE_MEM_DEFINED((void *)(uintptr_t)k.addr, (size_t)res);
-	} else if (k.opcode == IORING_OP_READV) {
-		const struct iovec *iov = (const struct iovec *)(uintptr_t)k.addr;
-		size_t left = (size_t)res;
-
-		for (uint32_t i = 0; i < k.len && left; i++) {
-			size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-
-			VALGRIND_MAKE_MEM_DEFINED(iov[i].iov_base, n);
-			left -= n;
-		}
-	}
-}
-#endif
 
 static struct giong__op *op_at(struct giong__op_slab *s, uint32_t idx)
 {
 	return &s->chunks[idx >> GIONG__OP_CHUNK_SHIFT][idx & (GIONG__OP_CHUNK - 1)];
+}
+
+/* The user_data naming entry @slot (index + 1) in its current generation. */
+static uint64_t op_id(const struct giong__op *op, uint32_t slot)
+{
+	return ((uint64_t)op->gen << 32) | slot;
 }
 
 static int slab_grow(struct giong__op_slab *s)
@@ -166,14 +134,15 @@ int giong__op_start(struct giong__worker *w, struct io_uring_sqe *sqe, giong_op_
 	op->cancel_sent = false;
 	op->cancel_wanted = false;
 	s->live++;
-	uint64_t ud = ((uint64_t)op->gen << 32) | slot;
+	uint64_t ud = op_id(op, slot);
 	io_uring_sqe_set_data64(sqe, ud);
 	if (id)
 		*id = ud;
 	return 0;
 }
 
-void giong__op_complete(struct giong__worker *w, uint64_t user_data, int res, unsigned flags)
+/* Dispatch one CQE to its operation. */
+static void op_complete(struct giong__worker *w, uint64_t user_data, int res, unsigned flags)
 {
 	struct giong__op_slab *s = &w->ops;
 	struct giong__op *op = op_find(s, user_data);
@@ -198,7 +167,47 @@ void giong__op_complete(struct giong__worker *w, uint64_t user_data, int res, un
 	fn(ctx, res, flags);
 }
 
-bool giong__submit_cancel(struct giong__worker *w, uint64_t user_data)
+/* Consume every ready CQE. Copy a batch, then release the slots before any
+ * callback runs: a callback may submit and, with a full SQ, enter and reap. */
+void giong__reap(struct giong__worker *w)
+{
+	struct io_uring *ring = &w->ring.ring;
+	struct {
+		uint64_t ud;
+		int res;
+		unsigned flags;
+	} batch[64];
+
+	if (w->reaping)
+		return; /* from a callback of this very loop: it reaps on */
+	w->reaping = true;
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+
+		io_uring_for_each_cqe(ring, head, cqe) {
+			batch[n].ud = cqe->user_data;
+			batch[n].res = cqe->res;
+			batch[n].flags = cqe->flags;
+			if (++n == 64)
+				break;
+		}
+		if (!n)
+			break;
+		io_uring_cq_advance(ring, n);
+		w->stats.cqes_reaped += n;
+		for (unsigned i = 0; i < n; i++) {
+			if (batch[i].flags & IORING_CQE_F_BUFFER)
+				giong__bufpool_consumed(w);
+			op_complete(w, batch[i].ud, batch[i].res, batch[i].flags);
+		}
+	}
+	w->reaping = false;
+}
+
+/* Queue an ASYNC_CANCEL of @user_data whose own CQE is ignored; false if no
+ * SQE could be had (not sent). */
+static bool submit_cancel(struct giong__worker *w, uint64_t user_data)
 {
 	struct io_uring_sqe *sqe = giong__sqe(w);
 
@@ -215,7 +224,7 @@ static void request_cancel(struct giong__worker *w, struct giong__op *op, uint64
 {
 	if (op->cancel_sent || op->cancel_wanted)
 		return;
-	if (giong__submit_cancel(w, ud)) {
+	if (submit_cancel(w, ud)) {
 		op->cancel_sent = true;
 	} else {
 		op->cancel_wanted = true;
@@ -240,7 +249,7 @@ void giong__retry_cancels(struct giong__worker *w)
 		struct giong__op *op = op_at(s, i);
 
 		if (op->live && op->cancel_wanted &&
-		    giong__submit_cancel(w, ((uint64_t)op->gen << 32) | (i + 1))) {
+		    submit_cancel(w, op_id(op, i + 1))) {
 			op->cancel_wanted = false;
 			op->cancel_sent = true;
 			w->cancels_wanted--;
@@ -256,7 +265,7 @@ void giong__op_cancel_all(struct giong__worker *w)
 		struct giong__op *op = op_at(s, i);
 
 		if (op->live)
-			request_cancel(w, op, ((uint64_t)op->gen << 32) | (i + 1));
+			request_cancel(w, op, op_id(op, i + 1));
 	}
 }
 
@@ -334,107 +343,4 @@ int giong_close_nowait(int fd)
 	if (giong__op_start(w, sqe, close_nowait_done, (void *)(intptr_t)fd, NULL))
 		close(fd);
 	return 0;
-}
-
-/* The completion of a task's giong_io(): record it and resume the task. */
-static void fiber_io_done(void *ctx, int res, unsigned flags)
-{
-	struct giong__wait *wt = ctx;
-
-	if (flags & IORING_CQE_F_MORE)
-		return; /* giong_io() is for one-shot operations */
-	/* Cancelled on our request: report why we asked. The kernel's own
-	 * "restart" codes (ERESTARTSYS and kin, 512-516 but 515) escape from a
-	 * kernel worker thread that a cancel interrupted in a blocking call;
-	 * they must never reach a user. For an open waiting for a FIFO's other
-	 * end that means it did not happen: report the cancel. A close
-	 * interrupted in ->flush has already released the descriptor: -EINTR,
-	 * as close(2) says. Any other result, -EINTR included, means the
-	 * operation ran; keep it (invariant 2). */
-	if (res <= -512 && res >= -516 && res != -515)
-		res = wt->interrupted && wt->opcode != IORING_OP_CLOSE ? wt->interrupt_code : -EINTR;
-	else if (wt->interrupted && res == -ECANCELED)
-		res = wt->interrupt_code;
-	wt->result = res;
-	wt->cqe_flags = flags;
-	giong__make_ready(wt->f->w, wt->f);
-}
-
-int giong_io(struct io_uring_sqe *sqe)
-{
-	struct giong__worker *w = giong__worker_current();
-	struct giong__fiber *f = w ? w->current : NULL;
-	struct giong__wait wt;
-	int ret;
-
-	if (!sqe)
-		return -EINVAL;
-	if (!f) {
-		/* On a worker but outside a task (a callback): the SQE must not
-		 * go to the kernel half-owned. */
-		if (w)
-			giong_sqe_discard(sqe);
-		return GIONG_ENOTWORKER;
-	}
-	ret = giong__check_wait(w, f);
-	if (ret) {
-		giong_sqe_discard(sqe);
-		return ret;
-	}
-	memset(&wt, 0, sizeof(wt));
-	wt.kind = GIONG__WAIT_IO;
-	wt.f = f;
-	wt.opcode = sqe->opcode;
-#ifdef GIONG_VALGRIND
-	struct kernel_write kw = kernel_write_of(sqe);
-#endif
-	/* &wt lives on this task's stack, which stays put while it is parked:
-	 * it is the op's context until the final CQE resumes us. */
-	ret = giong__op_start(w, sqe, fiber_io_done, &wt, &wt.op_id);
-	if (ret)
-		return ret;
-	ret = giong__park(w, &wt);
-	f->io_cqe_flags = wt.cqe_flags;
-#ifdef GIONG_VALGRIND
-	kernel_wrote(kw, ret);
-#endif
-	return ret;
-}
-
-unsigned giong_io_cqe_flags(void)
-{
-	struct giong__worker *w = giong__worker_current();
-
-	return w && w->current ? w->current->io_cqe_flags : 0;
-}
-
-int giong_poll(int fd, short events, int timeout_ms)
-{
-	struct giong__worker *w = giong__worker_current();
-	struct io_uring_sqe *sqe;
-	uint64_t saved = GIONG_NO_DEADLINE, mine = GIONG_NO_DEADLINE;
-	int ret;
-
-	if (fd < 0)
-		return -EINVAL;
-	if (!w || !w->current)
-		return GIONG_ENOTWORKER;
-	if (timeout_ms >= 0) {
-		mine = giong__clock_ms_ceil() + (uint64_t)timeout_ms;
-		saved = giong_deadline_set(mine);
-	}
-	sqe = giong__sqe(w);
-	if (!sqe) {
-		ret = -EBUSY;
-	} else {
-		io_uring_prep_poll_add(sqe, fd, (unsigned)(unsigned short)events);
-		ret = giong_io(sqe);
-	}
-	if (timeout_ms >= 0) {
-		giong_deadline_restore(saved);
-		/* Our own timeout, not the caller's deadline: poll(2) says 0. */
-		if (ret == -ETIMEDOUT && mine < saved)
-			ret = 0;
-	}
-	return ret;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ring.h"
 
 #ifdef GIONG_TSAN
 #include <sanitizer/tsan_interface.h>
@@ -52,7 +53,8 @@ int giong__ring_tier_from_env(void)
 	return -EINVAL;
 }
 
-int giong__ring_setup_error(int err)
+/* Map a set-up error to the code users see. */
+static int ring_setup_error(int err)
 {
 	switch (err) {
 	case -EPERM:
@@ -114,10 +116,10 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 		}
 		/* EPERM/ENOSYS/ENOMEM will not change with other flags. */
 		if (ret != -EINVAL || tier)
-			return giong__ring_setup_error(ret);
+			return ring_setup_error(ret);
 	}
 	if (ret)
-		return giong__ring_setup_error(ret);
+		return ring_setup_error(ret);
 	if (!(r->ring.features & IORING_FEAT_NODROP) || !(r->ring.features & IORING_FEAT_EXT_ARG)) {
 		giong__ring_exit(r);
 		return GIONG_EURING_OLD;

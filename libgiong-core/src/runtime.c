@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runtime.c - settings, creating and running a runtime, shutdown, signals,
- * counters, and spawning onto another worker.
+ * counters: the top of core's call order.
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,6 +18,19 @@
 #define GIONG__DEFAULT_STACK (64u * 1024)
 #define GIONG__DEFAULT_STACK_POOL 256u
 #define GIONG__DEFAULT_GRACE_MS 5000u
+
+/*
+ * The one call up into this file from below (fiber.c, task.c, worker.c): a
+ * share of the runtime's work is given back - a worker's last live task
+ * ended, a spawn_on message was delivered or refused, a worker started (or
+ * could not start) its main task. The last share anywhere wakes every
+ * worker, so each sees that no task is left and ends its loop.
+ */
+void giong__active_put(struct giong_runtime *rt)
+{
+	if (atomic_fetch_sub(&rt->active, 1) == 1)
+		giong__wake_all_workers(rt);
+}
 
 static unsigned cpus_allowed(void)
 {
@@ -223,10 +236,8 @@ int giong_runtime_run(struct giong_runtime *rt, giong_main_fn fn, void *arg)
 		if (err) {
 			/* Workers i.. never run: the ones already running must
 			 * not send them tasks (spawn_on would wait for ever). */
-			for (unsigned j = i; j < rt->nworkers; j++) {
-				giong__mailbox_refuse(rt->workers[j]);
-				giong__worker_abandon(rt);
-			}
+			for (unsigned j = i; j < rt->nworkers; j++)
+				giong__worker_refuse(rt->workers[j]);
 			giong_runtime_shutdown(rt);
 			break;
 		}
@@ -292,10 +303,7 @@ int giong_runtime_shutdown(struct giong_runtime *rt)
 {
 	if (!rt)
 		return -EINVAL;
-	if (atomic_exchange(&rt->shutdown, true))
-		return 0;
-	/* Async-signal-safe: an atomic store and write(2) only. */
-	giong__wake_all_workers(rt);
+	giong__shutdown_begin(rt); /* async-signal-safe */
 	return 0;
 }
 
@@ -349,17 +357,6 @@ int giong_ring_tier(void)
 	return w ? (int)w->ring.tier : GIONG_ENOTWORKER;
 }
 
-void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
-{
-	*out = w->stats;
-	out->stacks_live = w->stacks.live;
-	out->stacks_pooled = w->stacks.count;
-	out->ops_live = w->ops.live;
-	out->timers_armed = giong__wheel_count(&w->wheel);
-	out->recvbufs_total = w->pool.count;
-	out->recvbufs_free = w->pool.free;
-}
-
 int giong_stats(struct giong_stats *out)
 {
 	struct giong__worker *w = giong__worker_current();
@@ -382,32 +379,18 @@ int giong_runtime_stats(const struct giong_runtime *rt, unsigned worker, struct 
 	return 0;
 }
 
-int giong_spawn_on(unsigned worker, giong_task_fn fn, void *arg)
+int giong_worker_atexit(void (*fn)(void *ctx), void *ctx)
 {
 	struct giong__worker *w = giong__worker_current();
-	struct giong__msg *m;
 
+	if (!fn)
+		return -EINVAL;
 	if (!w)
 		return GIONG_ENOTWORKER;
-	if (!fn || worker >= w->rt->nworkers)
-		return -EINVAL;
-	if (atomic_load_explicit(&w->rt->shutdown, memory_order_relaxed))
-		return GIONG_ESHUTDOWN;
-	if (worker == w->index)
-		return giong__spawn(w, fn, arg, true, false, NULL);
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->kind = GIONG__MSG_SPAWN;
-	m->fn = fn;
-	m->arg = arg;
-	m->heap = true;
-	atomic_fetch_add(&w->rt->active, 1); /* released once the target spawned it */
-	if (!giong__mailbox_post(w->rt->workers[worker], m)) {
-		/* The target's loop is over, or never began. */
-		free(m);
-		giong__active_put(w->rt);
-		return GIONG_ESHUTDOWN;
-	}
+	if (w->natexit == sizeof(w->atexit) / sizeof(w->atexit[0]))
+		return -ENOSPC;
+	w->atexit[w->natexit].fn = fn;
+	w->atexit[w->natexit].ctx = ctx;
+	w->natexit++;
 	return 0;
 }

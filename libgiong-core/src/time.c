@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * time.c - the clock, sleeping and deadline scopes.
+ * time.c - sleeping and deadline scopes (the clock is in internal.h).
  *
  * "Never early": an expiry is computed from the clock rounded *up* to the
  * next millisecond, and the wheel fires a timer only once the clock, rounded
@@ -10,23 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
-
-uint64_t giong__clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t giong__clock_ms_ceil(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ((uint64_t)ts.tv_nsec + 999999) / 1000000;
-}
+#include "fiber.h"
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
@@ -42,29 +26,23 @@ uint64_t giong_now_ms(void)
 
 static void sleep_fired(struct giong__timer *t)
 {
-	struct giong__wait *wt = (struct giong__wait *)((char *)t - offsetof(struct giong__wait, timer));
+	struct giong__wait *wt = giong__container_of(t, struct giong__wait, timer);
 
 	giong__make_ready(wt->f->w, wt->f);
 }
 
 int giong_sleep_until(uint64_t when_ms)
 {
-	struct giong__worker *w = giong__worker_current();
-	struct giong__fiber *f = w ? w->current : NULL;
+	struct giong__worker *w;
 	struct giong__wait wt;
 	int ret;
 
-	if (!f)
-		return GIONG_ENOTWORKER;
-	ret = giong__check_wait(w, f);
+	ret = giong__wait_begin(&wt, GIONG__WAIT_SLEEP, &w);
 	if (ret)
 		return ret;
-	memset(&wt, 0, sizeof(wt));
-	wt.kind = GIONG__WAIT_SLEEP;
-	wt.f = f;
-	if (f->deadline < when_ms) {
+	if (wt.f->deadline < when_ms) {
 		/* The deadline comes first: sleep until it and say so. */
-		when_ms = f->deadline;
+		when_ms = wt.f->deadline;
 		wt.result = -ETIMEDOUT;
 	}
 	giong__timer_init(&wt.timer, sleep_fired);

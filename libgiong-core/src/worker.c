@@ -2,8 +2,8 @@
 /*
  * worker.c - one worker's loop: run ready fibers, one io_uring_enter that
  * submits everything the tick produced and waits for a completion or the
- * next timer, reap every completion, fire due timers; and the mailbox
- * through which other threads hand the worker work.
+ * next timer, reap every completion, fire due timers; handling what other
+ * threads sent through the mailbox; draining at the end.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "fiber.h"
+
+/* initial-exec: read with one instruction, not a __tls_get_addr call. */
+__thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
 
 #define GIONG__DRAIN_MS 2000 /* how long exit waits for the kernel to confirm */
 
@@ -21,127 +24,22 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* -------------------------------------------------------------- mailbox */
-
-static void mailbox_arm(struct giong__worker *w);
-
-static void mailbox_read_done(void *ctx, int res, unsigned flags)
-{
-	struct giong__worker *w = ctx;
-
-	(void)res;
-	(void)flags;
-	w->mbox.efd_armed = false;
-	/* The messages themselves are taken at the top of the next tick. */
-	if (!w->draining)
-		mailbox_arm(w);
-}
-
-static void mailbox_arm(struct giong__worker *w)
-{
-	struct io_uring_sqe *sqe = giong__sqe(w);
-
-	if (!sqe)
-		return;
-	/* w->mbox.efd_buf belongs to the worker, which outlives the read: the
-	 * worker is freed only after its operations have all completed. */
-	io_uring_prep_read(sqe, w->mbox.efd, &w->mbox.efd_buf, sizeof(w->mbox.efd_buf), 0);
-	if (giong__op_start(w, sqe, mailbox_read_done, w, &w->mbox.efd_op) == 0)
-		w->mbox.efd_armed = true;
-}
-
-bool giong__mailbox_post(struct giong__worker *target, struct giong__msg *m)
-{
-	struct giong__mailbox *mb = &target->mbox;
-
-	m->next = NULL;
-	pthread_mutex_lock(&mb->lock);
-	if (mb->closed) {
-		pthread_mutex_unlock(&mb->lock);
-		return false;
-	}
-	if (mb->tail)
-		mb->tail->next = m;
-	else
-		mb->head = m;
-	mb->tail = m;
-	atomic_store(&mb->pending, true);
-	pthread_mutex_unlock(&mb->lock);
-	/* Pairs with the worker's store to sleeping and load of pending (both
-	 * seq_cst): either it sees pending, or we see it sleeping and kick. */
-	if (atomic_load(&mb->sleeping) && target != giong__worker_current()) {
-		uint64_t one = 1;
-		ssize_t r = write(mb->efd, &one, sizeof(one));
-		(void)r; /* EAGAIN: the counter is already non-zero, a wake is due */
-	}
-	return true;
-}
-
-/* Take every queued message, in order; with @close, posts fail from now on. */
-static struct giong__msg *mailbox_take(struct giong__worker *w, bool close)
-{
-	struct giong__mailbox *mb = &w->mbox;
-	struct giong__msg *m;
-
-	pthread_mutex_lock(&mb->lock);
-	if (close)
-		mb->closed = true;
-	m = mb->head;
-	mb->head = mb->tail = NULL;
-	atomic_store(&mb->pending, false);
-	pthread_mutex_unlock(&mb->lock);
-	return m;
-}
-
-/* Close the mailbox if nothing is queued: from then on posts fail, so no
- * task can be sent to a worker whose loop is over (its share of "active"
- * would never be given back, and the run would never end). False if
- * something arrived since the loop's last look: go round again. */
-static bool mailbox_close_if_empty(struct giong__worker *w)
-{
-	struct giong__mailbox *mb = &w->mbox;
-	bool empty;
-
-	pthread_mutex_lock(&mb->lock);
-	empty = mb->head == NULL;
-	if (empty)
-		mb->closed = true;
-	pthread_mutex_unlock(&mb->lock);
-	return empty;
-}
-
-/* A worker that never ran its loop (its ring or pool could not be set up,
- * or its thread could not be created): close the mailbox and give back the
- * shares of tasks already sent to it (they cannot run there). */
-void giong__mailbox_refuse(struct giong__worker *w)
-{
-	struct giong__msg *m = mailbox_take(w, true);
-
-	while (m) {
-		struct giong__msg *next = m->next;
-
-		if (m->kind == GIONG__MSG_SPAWN) {
-			w->stats.spawn_failures++;
-			giong__active_put(w->rt);
-			if (m->heap)
-				free(m);
-		}
-		m = next;
-	}
-}
-
+/* Handle every message queued for @w: spawn the tasks sent to it, run the
+ * calls (channel wake-ups). */
 static void mailbox_drain(struct giong__worker *w)
 {
-	struct giong__msg *m = mailbox_take(w, false);
+	struct giong__msg *m = giong__mailbox_take(w, false);
 
 	while (m) {
 		struct giong__msg *next = m->next;
 
 		switch (m->kind) {
 		case GIONG__MSG_SPAWN:
-			if (giong__spawn(w, m->fn, m->arg, true, false, NULL))
+			if (giong__spawn(w, m->fn, m->arg, true, NULL))
 				w->stats.spawn_failures++;
-			giong__active_put(w->rt); /* the message's share, taken by spawn_on */
+			/* The call up: the message's share, taken by spawn_on,
+			 * is given back now that the task holds one (or failed). */
+			giong__active_put(w->rt);
 			break;
 		case GIONG__MSG_CALL:
 			m->call(m);
@@ -154,53 +52,23 @@ static void mailbox_drain(struct giong__worker *w)
 	}
 }
 
-/* ---------------------------------------------------------------- reap */
-
-void giong__reap(struct giong__worker *w)
-{
-	struct io_uring *ring = &w->ring.ring;
-	struct {
-		uint64_t ud;
-		int res;
-		unsigned flags;
-	} batch[64];
-
-	if (w->reaping)
-		return; /* from a callback of this very loop: it reaps on */
-	w->reaping = true;
-	for (;;) {
-		struct io_uring_cqe *cqe;
-		unsigned head, n = 0;
-
-		/* Copy, then release the slots before any callback runs: a
-		 * callback may submit and, with a full SQ, enter and reap. */
-		io_uring_for_each_cqe(ring, head, cqe) {
-			batch[n].ud = cqe->user_data;
-			batch[n].res = cqe->res;
-			batch[n].flags = cqe->flags;
-			if (++n == 64)
-				break;
-		}
-		if (!n)
-			break;
-		io_uring_cq_advance(ring, n);
-		w->stats.cqes_reaped += n;
-		for (unsigned i = 0; i < n; i++) {
-			if (batch[i].flags & IORING_CQE_F_BUFFER)
-				giong__bufpool_consumed(w);
-			giong__op_complete(w, batch[i].ud, batch[i].res, batch[i].flags);
-		}
-	}
-	w->reaping = false;
-}
-
 /* ---------------------------------------------------------------- loop */
+
+/* This worker's main task has returned, or will never run. The grace
+ * period starts once every worker's has: the last one kicks them all. */
+static void main_returned(struct giong__worker *w)
+{
+	if (atomic_fetch_sub(&w->rt->mains_left, 1) == 1)
+		giong__wake_all_workers(w->rt);
+}
 
 static intptr_t main_trampoline(void *arg)
 {
 	struct giong__worker *w = arg;
 
+	w->current->stack->owner_name = "main";
 	w->rt->main_fn(w->index, w->rt->main_arg);
+	main_returned(w);
 	return 0;
 }
 
@@ -217,7 +85,7 @@ static void signal_done(void *ctx, int res, unsigned flags)
 		 * on every worker (each reads the flag in check_lifecycle()). */
 		if (atomic_load(&w->rt->shutdown) && !atomic_exchange(&w->rt->grace_skipped, true))
 			giong__wake_all_workers(w->rt);
-		giong_runtime_shutdown(w->rt);
+		giong__shutdown_begin(w->rt);
 	}
 	if (!w->draining && res != -ECANCELED)
 		signal_arm(w);
@@ -239,30 +107,6 @@ static bool worker_done(struct giong__worker *w)
 {
 	return !w->stats.fibers_live && !atomic_load(&w->rt->active) &&
 	       !atomic_load(&w->mbox.pending);
-}
-
-void giong__wake_all_workers(struct giong_runtime *rt)
-{
-	/* Async-signal-safe: write(2) only. */
-	for (unsigned i = 0; i < rt->nworkers; i++) {
-		uint64_t one = 1;
-		ssize_t r = write(rt->workers[i]->mbox.efd, &one, sizeof(one));
-		(void)r; /* EAGAIN: the counter is already non-zero, a wake is due */
-	}
-}
-
-void giong__active_put(struct giong_runtime *rt)
-{
-	if (atomic_fetch_sub(&rt->active, 1) == 1)
-		giong__wake_all_workers(rt); /* the last task anywhere ended */
-}
-
-/* A worker that will run no main task gives up its shares. */
-void giong__worker_abandon(struct giong_runtime *rt)
-{
-	if (atomic_fetch_sub(&rt->mains_left, 1) == 1)
-		giong__wake_all_workers(rt);
-	giong__active_put(rt);
 }
 
 /* Shutdown and grace bookkeeping, once per tick. */
@@ -374,7 +218,7 @@ static void tick(struct giong__worker *w)
 	/* What could not be submitted when it was due (no SQE to be had): the
 	 * mailbox and signal reads, owed cancels. */
 	if (GIONG__UNLIKELY(!w->mbox.efd_armed))
-		mailbox_arm(w);
+		giong__mailbox_arm(w);
 	if (GIONG__UNLIKELY(w->index == 0 && w->rt->sigfd >= 0 && !w->sig_armed))
 		signal_arm(w);
 	if (GIONG__UNLIKELY(w->cancels_wanted))
@@ -416,14 +260,12 @@ int giong__worker_run(struct giong__worker *w)
 	giong__tls_worker = w;
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
 	if (err) {
-		giong__mailbox_refuse(w);
-		giong__worker_abandon(rt);
+		giong__worker_refuse(w);
 		goto out;
 	}
 	err = giong__bufpool_init(w, rt->cfg.recv_buffers, rt->cfg.recv_buffer_size);
 	if (err) {
-		giong__mailbox_refuse(w);
-		giong__worker_abandon(rt);
+		giong__worker_refuse(w);
 		goto out_ring;
 	}
 	giong__stack_guard_thread_init();
@@ -431,18 +273,19 @@ int giong__worker_run(struct giong__worker *w)
 	w->now = giong__clock_ms();
 	giong__wheel_init(&w->wheel, w->now);
 	w->grace_deadline = UINT64_MAX;
-	mailbox_arm(w);
+	giong__mailbox_arm(w);
 	if (w->index == 0 && rt->sigfd >= 0)
 		signal_arm(w);
-	err = giong__spawn(w, main_trampoline, w, true, true, NULL);
+	err = giong__spawn(w, main_trampoline, w, true, NULL);
 	if (err)
-		giong__worker_abandon(rt);
-	else
-		giong__active_put(rt); /* the start-up share; the main task holds one now */
+		main_returned(w);
+	/* The call up: the start-up share (see giong_runtime_run()) is given
+	 * back; the main task holds one now, if it could start. */
+	giong__active_put(rt);
 	do {
 		while (!worker_done(w))
 			tick(w);
-	} while (!mailbox_close_if_empty(w));
+	} while (!giong__mailbox_close_if_empty(w));
 	drain(w);
 	while (w->natexit > 0) {
 		w->natexit--;
@@ -463,22 +306,6 @@ out:
 	giong__fill_stats(w, &w->final_stats);
 	giong__tls_worker = NULL;
 	return err;
-}
-
-int giong_worker_atexit(void (*fn)(void *ctx), void *ctx)
-{
-	struct giong__worker *w = giong__worker_current();
-
-	if (!fn)
-		return -EINVAL;
-	if (!w)
-		return GIONG_ENOTWORKER;
-	if (w->natexit == sizeof(w->atexit) / sizeof(w->atexit[0]))
-		return -ENOSPC;
-	w->atexit[w->natexit].fn = fn;
-	w->atexit[w->natexit].ctx = ctx;
-	w->natexit++;
-	return 0;
 }
 
 int giong__worker_new(struct giong_runtime *rt, unsigned index, struct giong__worker **ret)
@@ -519,4 +346,37 @@ void giong__worker_free(struct giong__worker *w)
 	 * signalfd reads): kept if an operation was never confirmed. */
 	if (!w->final_stats.ops_leaked)
 		free(w);
+}
+
+void giong__worker_refuse(struct giong__worker *w)
+{
+	struct giong__msg *m = giong__mailbox_take(w, true);
+
+	/* The tasks sent to it cannot run there: each message's share goes
+	 * back (the call up), and so do the worker's own two (its main task
+	 * and the start-up share). */
+	while (m) {
+		struct giong__msg *next = m->next;
+
+		if (m->kind == GIONG__MSG_SPAWN) {
+			w->stats.spawn_failures++;
+			giong__active_put(w->rt);
+			if (m->heap)
+				free(m);
+		}
+		m = next;
+	}
+	main_returned(w);
+	giong__active_put(w->rt);
+}
+
+void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
+{
+	*out = w->stats;
+	out->stacks_live = w->stacks.live;
+	out->stacks_pooled = w->stacks.count;
+	out->ops_live = w->ops.live;
+	out->timers_armed = giong__wheel_count(&w->wheel);
+	out->recvbufs_total = w->pool.count;
+	out->recvbufs_free = w->pool.free;
 }

@@ -14,12 +14,10 @@
 
 GIONG_BEGIN_DECLS
 
-struct giong__waiter;
-
-/* A queue of parked tasks. Caller storage; fields are private. */
+/* A queue of parked tasks. Caller storage; fields are private. A zeroed
+ * queue is an empty one, as is one made by giong_waitq_init(). */
 struct giong_waitq {
-	struct giong__waiter *_head;
-	struct giong__waiter *_tail;
+	struct giong__list _waiters; /* oldest first */
 };
 
 /* Flags of giong_waitq_wait(). */
