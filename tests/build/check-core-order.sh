@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-core-order.sh NM UPCALLS OBJECT... - core's files call each other in one direction.
+# check-core-order.sh NM UPCALLS OBJECT...|@LIST - core's files call each other in one direction.
 #
 # The objects come in the order of GIONG_CORE_SOURCES (libgiong-core/CMakeLists.txt), which is
 # core's call order: each file may call only functions defined by the files before it. UPCALLS
@@ -12,6 +12,12 @@ verbose=0
 [ "${1:-}" = -v ] && { verbose=1; shift; }
 nm=$1 upcall_list=$2 upcalls=",$2,"
 shift 2
+# "@FILE": the objects, one per line (what CMake writes from $<TARGET_OBJECTS>).
+if [ $# -eq 1 ] && [[ $1 == @* ]]; then
+	mapfile -t objs <"${1#@}"
+	set -- "${objs[@]}"
+fi
+[ $# -ge 2 ] || { echo "FAIL expected core's object files, got $#: $*"; exit 1; }
 declare -A rank definer
 i=0
 declare -A used_outside
