@@ -42,7 +42,10 @@ struct giong__stack {
 	void *map; /* the whole mapping; the guard is [map, lo) */
 	size_t map_size;
 	struct giong__stack *next; /* pool free list, or live list of the thread */
-	struct giong__stack **pprev; /* live list link; NULL while pooled */
+	struct giong__stack **pprev; /* live list link; NULL while pooled. Not the
+				      * shared giong__list: the SIGSEGV handler walks
+				      * this list, so a node is published with a signal
+				      * fence once complete (stack.c, live_link) */
 	const char *owner_name; /* for the overflow message; borrowed */
 };
 

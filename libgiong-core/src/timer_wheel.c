@@ -35,6 +35,7 @@
  * the same rule relative to the same now, and cascades preserve list order),
  * and lists are appended at the tail, so they fire in arm order.
  */
+#include "giong_private.h"
 #include "timer_wheel.h"
 
 #define NO_SLOT		GIONG__WHEEL_NSLOTS
@@ -85,7 +86,7 @@ static inline void tlist_move_all(struct giong__tlist *from, struct giong__tlist
 
 static inline struct giong__timer *timer_of(struct giong__tlist *n)
 {
-	return (struct giong__timer *)((char *)n - offsetof(struct giong__timer, node));
+	return giong__container_of(n, struct giong__timer, node);
 }
 
 void giong__wheel_init(struct giong__wheel *w, uint64_t now_ms)

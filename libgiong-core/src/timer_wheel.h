@@ -40,7 +40,11 @@ extern "C" {
 #define GIONG__WHEEL_NSLOTS	(GIONG__WHEEL_LEVELS * GIONG__WHEEL_SLOTS)
 
 /* Circular doubly linked list node; a slot's head is one too, so insertion
- * at the tail (FIFO) and unlinking need no special cases. */
+ * at the tail (FIFO) and unlinking need no special cases. Not the shared
+ * giong__list (giong_private.h) on purpose: a timer is unlinked without
+ * knowing which list holds it - a callback may cancel a timer that sits on
+ * advance()'s local list of due timers - and arm and cancel, the wheel's
+ * hot path, stay free of branches. */
 struct giong__tlist {
 	struct giong__tlist *next, *prev;
 };
