@@ -40,3 +40,36 @@ function(giong_add_test lib unit)
     TIMEOUT ${T_TIMEOUT}
     RUN_SERIAL ${T_SERIAL})
 endfunction()
+
+# giong_add_tests(<lib> <entry>... [LIBS ...])
+#
+# The list of a library's tests, one giong_add_test() each. An entry is
+# "<unit>[=<timeout>][:INTERNAL]": tests/<lib>/test_<unit>.c becomes CTest "<lib>.<unit>"
+# (TIMEOUT in seconds, default 60; INTERNAL as in giong_add_test). Each links LIBS and the
+# unit's own extra libraries, set(GIONG_<LIB>_LIBS_<unit> ...) before the call. A listed
+# unit whose source file does not exist is a configure error, not a silent skip.
+function(giong_add_tests lib)
+  cmake_parse_arguments(PARSE_ARGV 1 T "" "" "LIBS")
+  string(TOUPPER "${lib}" upper)
+  foreach(entry IN LISTS T_UNPARSED_ARGUMENTS)
+    if(NOT entry MATCHES "^([a-z0-9_]+)(=([0-9]+))?(:INTERNAL)?$")
+      message(FATAL_ERROR "giong_add_tests(${lib}): bad entry '${entry}' (want unit[=timeout][:INTERNAL])")
+    endif()
+    set(unit "${CMAKE_MATCH_1}")
+    set(timeout "${CMAKE_MATCH_3}")
+    set(internal "")
+    if(CMAKE_MATCH_4)
+      set(internal INTERNAL)
+    endif()
+    if(NOT EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/test_${unit}.c")
+      message(FATAL_ERROR "giong_add_tests(${lib}): test '${unit}' is listed but "
+                          "${CMAKE_CURRENT_SOURCE_DIR}/test_${unit}.c does not exist")
+    endif()
+    set(timeout_arg "")
+    if(timeout)
+      set(timeout_arg TIMEOUT ${timeout})
+    endif()
+    giong_add_test(${lib} ${unit} SOURCES test_${unit}.c ${timeout_arg} ${internal}
+                   LIBS ${T_LIBS} ${GIONG_${upper}_LIBS_${unit}})
+  endforeach()
+endfunction()

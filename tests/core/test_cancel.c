@@ -52,13 +52,14 @@ static void lent_main(unsigned w, void *arg)
 	struct giong_task *t;
 
 	(void)w;
-	assert_int_equal(giong_spawn(stack_reader, l, &t), 0);
-	assert_int_equal(giong_yield(), 0); /* the read is now in the kernel */
+	if (!gt_check_int_equal(giong_spawn(stack_reader, l, &t), 0))
+		return;
+	gt_check_int_equal(giong_yield(), 0); /* the read is now in the kernel */
 	/* Ask for the cancel, then write before the cancel reaches the kernel:
 	 * the read may complete first (then it returns the data) or be
 	 * cancelled (then the bytes stay in the pipe). */
-	assert_int_equal(giong_task_cancel(t), 0);
-	assert_int_equal(write(l->fds[1], "hello", 5), 5);
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	gt_check_int_equal(write(l->fds[1], "hello", 5), 5);
 	giong_join(t, NULL);
 	for (int i = 0; i < 4; i++)
 		giong_spawn(scribbler, NULL, NULL);
@@ -173,7 +174,8 @@ static void race_main(unsigned w, void *arg)
 	for (int i = 0; i < NREADS; i++) {
 		struct giong_task *t;
 
-		assert_int_equal(giong_spawn(race_reader, r, &t), 0);
+		if (!gt_check_int_equal(giong_spawn(race_reader, r, &t), 0))
+			return;
 		if (rnd(&r->seed) % 3 == 0) {
 			/* Cancel some at a random moment: now, or after a yield. */
 			if (rnd(&r->seed) % 2)
@@ -268,7 +270,7 @@ static void teardown_main(unsigned w, void *arg)
 	/* A stackless operation nobody cancels: the worker must at exit. */
 	sqe = giong_sqe();
 	io_uring_prep_read(sqe, t->fds[0], t->cb_buf, sizeof(t->cb_buf), 0);
-	assert_int_equal(giong_op_start(sqe, stackless_done, t, NULL), 0);
+	gt_check_int_equal(giong_op_start(sqe, stackless_done, t, NULL), 0);
 	/* main returns now; the readers get the grace period, then are
 	 * cancelled. */
 }

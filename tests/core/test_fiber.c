@@ -34,13 +34,14 @@ static void spawn_fifo_main(unsigned w, void *arg)
 	for (int i = 0; i < 5; i++) {
 		a[i].o = o;
 		a[i].id = i + 1;
-		assert_int_equal(giong_spawn(record2, &a[i], &t[i]), 0);
+		if (!gt_check_int_equal(giong_spawn(record2, &a[i], &t[i]), 0))
+			return;
 	}
 	/* Nothing ran yet: spawn does not switch. */
-	assert_int_equal(o->n, 0);
+	gt_check_int_equal(o->n, 0);
 	for (int i = 0; i < 5; i++) {
-		assert_int_equal(giong_join(t[i], &r), 0);
-		assert_int_equal(r, (i + 1) * 10);
+		gt_check_int_equal(giong_join(t[i], &r), 0);
+		gt_check_int_equal(r, (i + 1) * 10);
 	}
 }
 
@@ -64,7 +65,7 @@ static intptr_t yielder(void *arg)
 
 	for (int i = 0; i < 3; i++) {
 		a->o->log[a->o->n++] = a->id;
-		assert_int_equal(giong_yield(), 0);
+		gt_check_int_equal(giong_yield(), 0);
 	}
 	return 0;
 }
@@ -127,7 +128,7 @@ static intptr_t self_cancel(void *arg)
 	struct cancel_state *s = arg;
 
 	giong_task_cancel(giong_task_current());
-	assert_int_equal(giong_task_cancelled(), 1);
+	gt_check_int_equal(giong_task_cancelled(), 1);
 	s->self_cancel_ret = giong_yield();
 	return 0;
 }
@@ -148,21 +149,25 @@ static void cancel_main(unsigned w, void *arg)
 	intptr_t r = 0;
 
 	(void)w;
-	assert_int_equal(giong_spawn(sleeper, s, &t), 0);
-	assert_int_equal(giong_yield(), 0); /* let it park */
-	assert_int_equal(giong_task_cancel(t), 0);
+	if (!gt_check_int_equal(giong_spawn(sleeper, s, &t), 0))
+		return;
+	gt_check_int_equal(giong_yield(), 0); /* let it park */
+	gt_check_int_equal(giong_task_cancel(t), 0);
 	s->cancelled_join = giong_join(t, &r);
 
 	/* A task that finished before the cancel keeps its value. */
-	assert_int_equal(giong_spawn(quick, NULL, &q), 0);
-	assert_int_equal(giong_yield(), 0);
-	assert_int_equal(giong_task_cancel(q), 0);
+	if (!gt_check_int_equal(giong_spawn(quick, NULL, &q), 0))
+		return;
+	gt_check_int_equal(giong_yield(), 0);
+	gt_check_int_equal(giong_task_cancel(q), 0);
 	s->finished_join = giong_join(q, &s->finished_value);
 
-	assert_int_equal(giong_spawn(self_cancel, s, &sc), 0);
-	assert_int_equal(giong_join(sc, NULL), -ECANCELED);
+	if (!gt_check_int_equal(giong_spawn(self_cancel, s, &sc), 0))
+		return;
+	gt_check_int_equal(giong_join(sc, NULL), -ECANCELED);
 
-	assert_int_equal(giong_spawn(detached, s, NULL), 0);
+	if (!gt_check_int_equal(giong_spawn(detached, s, NULL), 0))
+		return;
 }
 
 static void test_cancel(void **state)
@@ -188,12 +193,12 @@ static void bad_args_main(unsigned w, void *arg)
 {
 	(void)w;
 	(void)arg;
-	assert_int_equal(giong_spawn(NULL, NULL, NULL), -EINVAL);
-	assert_int_equal(giong_join(NULL, NULL), -EINVAL);
-	assert_int_equal(giong_join((struct giong_task *)giong_task_current(), NULL), -EINVAL);
-	assert_int_equal(giong_task_cancel(NULL), -EINVAL);
-	assert_int_equal(giong_task_detach(NULL), -EINVAL);
-	assert_int_equal(giong_spawn_on(5, quick, NULL), -EINVAL);
+	gt_check_int_equal(giong_spawn(NULL, NULL, NULL), -EINVAL);
+	gt_check_int_equal(giong_join(NULL, NULL), -EINVAL);
+	gt_check_int_equal(giong_join((struct giong_task *)giong_task_current(), NULL), -EINVAL);
+	gt_check_int_equal(giong_task_cancel(NULL), -EINVAL);
+	gt_check_int_equal(giong_task_detach(NULL), -EINVAL);
+	gt_check_int_equal(giong_spawn_on(5, quick, NULL), -EINVAL);
 }
 
 static void test_bad_arguments(void **state)
@@ -226,17 +231,18 @@ static void many_main(unsigned w, void *arg)
 	(void)w;
 	for (int round = 0; round < 100; round++) {
 		for (intptr_t i = 0; i < 100; i++)
-			assert_int_equal(giong_spawn(tiny, (void *)i, &t[i]), 0);
+			if (!gt_check_int_equal(giong_spawn(tiny, (void *)i, &t[i]), 0))
+				return;
 		for (int i = 0; i < 100; i++) {
 			intptr_t r;
-			assert_int_equal(giong_join(t[i], &r), 0);
+			gt_check_int_equal(giong_join(t[i], &r), 0);
 			*sum += r;
 		}
 	}
 	giong_stats(&st);
 	/* 100 at a time, pooled: never more than 101 stacks mapped. */
-	assert_true(st.stacks_live + st.stacks_pooled <= 101);
-	assert_int_equal(st.fibers_spawned, 10001);
+	gt_check_true(st.stacks_live + st.stacks_pooled <= 101);
+	gt_check_int_equal(st.fibers_spawned, 10001);
 }
 
 static void test_many_fibers_reuse_stacks(void **state)

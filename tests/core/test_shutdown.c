@@ -39,7 +39,7 @@ static void sd_main(unsigned w, void *arg)
 	/* An accept-style loop: waits for work until shutdown begins. */
 	if (giong_shutdown_wait() == GIONG_ESHUTDOWN)
 		atomic_fetch_add(&s->loop_exit, 1);
-	assert_true(giong_is_shutting_down());
+	gt_check_true(giong_is_shutting_down());
 }
 
 static void test_tasks_finish_within_grace(void **state)

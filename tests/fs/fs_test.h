@@ -1,44 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs_test.h - fixtures shared by the libgiong-fs tests (header-only: each
- * test executable includes it once).
+ * fs_test.h - fixtures of the libgiong-fs tests only (header-only: each
+ * test executable includes it once); what all tests share (the io_uring
+ * skip, descriptor counting, the gt_check_*() record of what tasks saw) is
+ * in tests/support/giong_test.h.
  *
  *   fs_test_main()        skip (exit 77) when io_uring is unusable, make a
- *                         scratch directory, run the group, remove it
- *   fs_run(fn)            run fn() as the main fiber of giong_block_on()
+ *                         scratch directory, run the group, remove it; each
+ *                         test ends with gt_checks_assert()
+ *   fs_run(fn)            run fn() as the main fiber of giong_block_on(),
+ *                         then gt_checks_assert()
  *   fs_path(name)         a path inside the scratch directory (static buffer
  *                         ring: valid for the next 7 calls)
- *   fs_count_fds()        entries of /proc/self/fd
  *   fs_fill(), fs_rand()  deterministic data
+ *   fs_put()              write a file with plain system calls
  *   fs_sqes()             the worker's giong_stats().sqes_submitted
  *   fs_ring_env()         GIONG_FS_READ=ring is set (the *_ring_reads runs)
  */
 #ifndef GIONG_TESTS_FS_TEST_H
 #define GIONG_TESTS_FS_TEST_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "giong_test.h"
 
-#include <giong/core.h>
 #include <giong/fs.h>
 
 static char fs_scratch[PATH_MAX / 2];
@@ -64,7 +53,8 @@ static inline void fs_body_main(unsigned worker, void *arg)
 }
 
 /* Run @fn as the main fiber of a one-worker runtime (GIONG_RING_TIER is
- * honoured by giong_block_on()). */
+ * honoured by giong_block_on()); fn records with gt_check_*(), asserted
+ * here once the runtime has returned. */
 static inline void fs_run(void (*fn)(void))
 {
 	struct fs_body b = { fn };
@@ -72,21 +62,8 @@ static inline void fs_run(void (*fn)(void))
 
 	if (r)
 		print_error("giong_block_on: %s\n", giong_strerror(r));
+	gt_checks_assert();
 	assert_int_equal(r, 0);
-}
-
-static inline int fs_count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the DIR's own descriptor */
 }
 
 /* xorshift64*: deterministic data and offsets. */
@@ -110,21 +87,25 @@ static inline void fs_fill(void *buf, size_t len, uint64_t seed)
 	}
 }
 
-/* Write @len bytes with plain system calls (the reference side). */
+/* Write @len bytes with plain system calls (the reference side). Records
+ * with gt_check_*(): called in tasks and in tests, which the group's
+ * teardown asserts. */
 static inline void fs_put(const char *path, const void *data, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	const char *p = data;
 
-	assert_true(fd >= 0);
+	if (!gt_check_true(fd >= 0))
+		return;
 	while (len) {
 		ssize_t n = write(fd, p, len);
 
-		assert_true(n > 0);
+		if (!gt_check_true(n > 0))
+			break;
 		p += n;
 		len -= (size_t)n;
 	}
-	assert_int_equal(close(fd), 0);
+	gt_check_int_equal(close(fd), 0);
 }
 
 static inline int fs_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -137,9 +118,9 @@ static inline int fs_rm_one(const char *p, const struct stat *st, int flag, stru
 
 static inline uint64_t fs_sqes(void)
 {
-	struct giong_stats st;
+	struct giong_stats st = {0};
 
-	assert_int_equal(giong_stats(&st), 0);
+	gt_check_int_equal(giong_stats(&st), 0);
 	return st.sqes_submitted;
 }
 
@@ -151,38 +132,47 @@ static inline bool fs_ring_env(void)
 	return e && strcmp(e, "ring") == 0;
 }
 
-static inline void fs_noop_main(unsigned worker, void *arg)
+/* The teardown of every test: what its tasks (or fs_put() outside them)
+ * recorded. */
+static inline int fs_checks_teardown(void **state)
 {
-	(void)worker;
-	(void)arg;
+	(void)state;
+	gt_checks_assert();
+	return 0;
 }
 
 static inline int fs_test_main(const char *name, const struct CMUnitTest *tests, size_t n)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct CMUnitTest *t;
 	int r;
 
-	/* The bodies assert inside tasks: a failure aborts rather than
-	 * longjmp off a fiber stack (see giong_test.h). */
-	setenv("CMOCKA_TEST_ABORT", "1", 0);
 	/* A runtime that cannot start (io_uring blocked or missing) is a skip,
-	 * not a failure; say why. */
-	r = giong_block_on(fs_noop_main, NULL);
-	if (r == GIONG_EURING_DISABLED || r == GIONG_ENOURING || r == GIONG_EURING_OLD) {
-		printf("SKIP %s: io_uring is not usable here: %s\n", name, giong_strerror(r));
-		return 77;
-	}
-	if (r) {
-		printf("FAIL %s: giong_block_on: %s\n", name, giong_strerror(r));
+	 * not a failure; says why. */
+	gt_require_uring();
+	/* Descriptor counts compare before and after: /proc/self/fd must be
+	 * readable, or every comparison would compare -1 with -1. */
+	if (gt_count_fds() < 0) {
+		printf("FAIL %s: /proc/self/fd: %s\n", name, strerror(errno));
 		return 1;
+	}
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		t[i] = tests[i];
+		if (!t[i].teardown_func)
+			t[i].teardown_func = fs_checks_teardown;
 	}
 	snprintf(fs_scratch, sizeof(fs_scratch), "%s/giong-fs-%s-XXXXXX", tmp ? tmp : "/tmp", name);
 	if (!mkdtemp(fs_scratch)) {
 		perror("mkdtemp");
+		free(t);
 		return 1;
 	}
-	r = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	r = _cmocka_run_group_tests(name, t, n, NULL, NULL);
 	nftw(fs_scratch, fs_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(t);
 	return r;
 }
 

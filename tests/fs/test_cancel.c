@@ -16,25 +16,32 @@ static int wfd = -1; /* our writer end, opened O_RDWR so opens never block */
 static struct giong_file *rf;
 static char rbuf[64]; /* outlives the reader task: checked after it ended */
 
-static void fifo_setup(void)
+/* False (recorded) if the FIFO could not be made and opened. */
+static bool fifo_setup(void)
 {
 	static int n;
 	char name[32];
 
 	snprintf(name, sizeof name, "fifo%d", n++);
 	fifo = fs_path(name);
-	assert_int_equal(mkfifo(fifo, 0600), 0);
+	if (!gt_check_int_equal(mkfifo(fifo, 0600), 0))
+		return false;
 	wfd = open(fifo, O_RDWR | O_CLOEXEC);
-	assert_true(wfd >= 0);
+	if (!gt_check_true(wfd >= 0))
+		return false;
 	struct giong_open_options o = { .read = true };
-	assert_int_equal(giong_file_open(fifo, &o, &rf), 0);
+	if (!gt_check_int_equal(giong_file_open(fifo, &o, &rf), 0))
+		return false;
 	memset(rbuf, 0xaa, sizeof rbuf);
+	return true;
 }
 
 static void fifo_teardown(void)
 {
-	assert_int_equal(giong_file_close(rf), 0);
+	gt_check_int_equal(giong_file_close(rf), 0);
+	rf = NULL;
 	close(wfd);
+	wfd = -1;
 	unlink(fifo);
 }
 
@@ -68,24 +75,27 @@ static void body_cancel_read(void)
 	intptr_t res = 0;
 	char got[16];
 
-	fifo_setup();
-	assert_int_equal(giong_spawn(reader, NULL, &t), 0);
-	assert_int_equal(giong_sleep_ms(20), 0); /* the reader is parked in the kernel */
-	assert_int_equal(giong_task_cancel(t), 0);
-	assert_int_equal(giong_join(t, &res), -ECANCELED); /* the task was cancelled... */
+	if (!fifo_setup())
+		return;
+	if (!gt_check_int_equal(giong_spawn(reader, NULL, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(20), 0); /* the reader is parked in the kernel */
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	gt_check_int_equal(giong_join(t, &res), -ECANCELED); /* the task was cancelled... */
 	/* ...and its read said so: run it again in a task we join normally. */
-	assert_int_equal(giong_spawn(reader, NULL, &t), 0);
-	assert_int_equal(giong_yield(), 0);
-	assert_int_equal(giong_task_cancel(t), 0);
-	assert_int_equal(giong_join(t, &res), -ECANCELED);
+	if (!gt_check_int_equal(giong_spawn(reader, NULL, &t), 0))
+		return;
+	gt_check_int_equal(giong_yield(), 0);
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	gt_check_int_equal(giong_join(t, &res), -ECANCELED);
 
 	/* Data arriving afterwards is not written into the old buffer, and is
 	 * still in the FIFO: nothing was consumed by the cancelled reads. */
-	assert_int_equal(write(wfd, "data", 4), 4);
-	assert_int_equal(giong_sleep_ms(20), 0);
-	assert_true(rbuf_untouched());
-	assert_int_equal(fifo_drain(got, sizeof got), 4);
-	assert_memory_equal(got, "data", 4);
+	gt_check_int_equal(write(wfd, "data", 4), 4);
+	gt_check_int_equal(giong_sleep_ms(20), 0);
+	gt_check_true(rbuf_untouched());
+	gt_check_int_equal(fifo_drain(got, sizeof got), 4);
+	gt_check_memory_equal(got, "data", 4);
 	fifo_teardown();
 }
 
@@ -110,14 +120,16 @@ static void body_cancel_read_result(void)
 {
 	struct giong_task *t;
 
-	fifo_setup();
+	if (!fifo_setup())
+		return;
 	read_result = 12345;
-	assert_int_equal(giong_spawn(reader_rec, NULL, &t), 0);
-	assert_int_equal(giong_sleep_ms(10), 0);
-	assert_int_equal(giong_task_cancel(t), 0);
+	if (!gt_check_int_equal(giong_spawn(reader_rec, NULL, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(10), 0);
+	gt_check_int_equal(giong_task_cancel(t), 0);
 	giong_join(t, NULL);
-	assert_int_equal(read_result, -ECANCELED);
-	assert_true(rbuf_untouched());
+	gt_check_int_equal(read_result, -ECANCELED);
+	gt_check_true(rbuf_untouched());
 
 	/* Data and cancel close together: either the read won (its bytes are in
 	 * the buffer) or the cancel did (the bytes are still in the FIFO). */
@@ -127,22 +139,23 @@ static void body_cancel_read_result(void)
 
 		memset(rbuf, 0xaa, sizeof rbuf);
 		read_result = 12345;
-		assert_int_equal(giong_spawn(reader_rec, NULL, &t), 0);
-		assert_int_equal(giong_sleep_ms(1), 0);
-		assert_int_equal(write(wfd, "race", 4), 4);
+		if (!gt_check_int_equal(giong_spawn(reader_rec, NULL, &t), 0))
+			return;
+		gt_check_int_equal(giong_sleep_ms(1), 0);
+		gt_check_int_equal(write(wfd, "race", 4), 4);
 		if (i & 1)
 			giong_yield(); /* give the completion a tick to arrive first */
-		assert_int_equal(giong_task_cancel(t), 0);
+		gt_check_int_equal(giong_task_cancel(t), 0);
 		giong_join(t, NULL);
 		if (read_result == 4) {
 			won++;
-			assert_memory_equal(rbuf, "race", 4);
-			assert_int_equal(fifo_drain(got, sizeof got), 0);
+			gt_check_memory_equal(rbuf, "race", 4);
+			gt_check_int_equal(fifo_drain(got, sizeof got), 0);
 		} else {
 			lost++;
-			assert_int_equal(read_result, -ECANCELED);
-			assert_true(rbuf_untouched());
-			assert_int_equal(fifo_drain(got, sizeof got), 4);
+			gt_check_int_equal(read_result, -ECANCELED);
+			gt_check_true(rbuf_untouched());
+			gt_check_int_equal(fifo_drain(got, sizeof got), 4);
 		}
 	}
 	print_message("read vs cancel in one tick: read won %d, cancel won %d\n", won, lost);
@@ -160,39 +173,41 @@ static void body_deadline(void)
 	uint64_t t0, saved;
 	ssize_t r;
 
-	fifo_setup();
+	if (!fifo_setup())
+		return;
 	t0 = giong_now_ms();
 	saved = giong_deadline_in(50);
 	r = giong_file_read_at(rf, rbuf, sizeof rbuf, 0);
 	giong_deadline_restore(saved);
-	assert_int_equal(r, -ETIMEDOUT);
-	assert_true(giong_now_ms() - t0 >= 50);
-	assert_int_equal(write(wfd, "late", 4), 4);
-	assert_int_equal(giong_sleep_ms(10), 0);
-	assert_true(rbuf_untouched());
+	gt_check_int_equal(r, -ETIMEDOUT);
+	gt_check_true(giong_now_ms() - t0 >= 50);
+	gt_check_int_equal(write(wfd, "late", 4), 4);
+	gt_check_int_equal(giong_sleep_ms(10), 0);
+	gt_check_true(rbuf_untouched());
 
 	/* Data there before the deadline: returned, no timeout. */
 	saved = giong_deadline_in(1000);
 	r = giong_file_read_at(rf, rbuf, sizeof rbuf, 0);
 	giong_deadline_restore(saved);
-	assert_int_equal(r, 4);
-	assert_memory_equal(rbuf, "late", 4);
+	gt_check_int_equal(r, 4);
+	gt_check_memory_equal(rbuf, "late", 4);
 
 	/* Past the deadline already: nothing is submitted. */
 	saved = giong_deadline_set(giong_now_ms());
-	assert_int_equal(giong_file_read_at(rf, rbuf, sizeof rbuf, 0), -ETIMEDOUT);
+	gt_check_int_equal(giong_file_read_at(rf, rbuf, sizeof rbuf, 0), -ETIMEDOUT);
 	/* ...but close still closes (the deadline does not apply to it). */
-	int before = fs_count_fds();
+	int before = gt_count_fds();
 	struct giong_open_options o = { .read = true };
 	struct giong_file *f;
 	giong_deadline_restore(saved);
-	assert_int_equal(giong_file_open(fifo, &o, &f), 0);
+	if (!gt_check_int_equal(giong_file_open(fifo, &o, &f), 0))
+		return;
 	int fd = giong_file_fd(f);
 	saved = giong_deadline_set(giong_now_ms());
-	assert_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(giong_file_close(f), 0);
 	giong_deadline_restore(saved);
-	assert_int_equal(fcntl(fd, F_GETFD), -1);
-	assert_int_equal(fs_count_fds(), before);
+	gt_check_int_equal(fcntl(fd, F_GETFD), -1);
+	gt_check_int_equal(gt_count_fds(), before);
 	fifo_teardown();
 }
 
@@ -223,25 +238,27 @@ static intptr_t opener(void *arg)
 static void body_fifo_open(void)
 {
 	const char *lonely = fs_path("lonely-fifo");
-	int before = fs_count_fds();
+	int before = gt_count_fds();
 	struct giong_open_options wo = { .write = true }, ro = { .read = true };
 	struct giong_file *f;
 	struct giong_task *t;
 	uint64_t saved;
 	char c;
 
-	assert_int_equal(mkfifo(lonely, 0600), 0);
-	assert_int_equal(giong_file_open(lonely, &wo, &f), -ENXIO);
-	assert_int_equal(giong_file_open(lonely, &ro, &f), 0);
+	gt_check_int_equal(mkfifo(lonely, 0600), 0);
+	gt_check_int_equal(giong_file_open(lonely, &wo, &f), -ENXIO);
+	if (!gt_check_int_equal(giong_file_open(lonely, &ro, &f), 0))
+		return;
 	saved = giong_deadline_in(30);
-	assert_int_equal(giong_file_read_at(f, &c, 1, 0), -ETIMEDOUT);
+	gt_check_int_equal(giong_file_read_at(f, &c, 1, 0), -ETIMEDOUT);
 	giong_deadline_restore(saved);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(fs_count_fds(), before);
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(gt_count_fds(), before);
 
-	assert_int_equal(giong_spawn(opener, (void *)fs_path("held"), &t), 0);
-	assert_int_equal(giong_join(t, NULL), -ECANCELED);
-	assert_int_equal(fs_count_fds(), before);
+	if (!gt_check_int_equal(giong_spawn(opener, (void *)fs_path("held"), &t), 0))
+		return;
+	gt_check_int_equal(giong_join(t, NULL), -ECANCELED);
+	gt_check_int_equal(gt_count_fds(), before);
 }
 
 static void test_fifo_open(void **state)
@@ -274,44 +291,47 @@ static intptr_t holder(void *arg)
 
 static void body_fds(void)
 {
-	int before = fs_count_fds();
+	int before = gt_count_fds();
 	struct giong_file *files[100];
 	struct giong_task *t;
 	intptr_t res = -1;
 
-	assert_int_equal(giong_fs_write(fs_path("held"), "x", 1), 0);
+	gt_check_int_equal(giong_fs_write(fs_path("held"), "x", 1), 0);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(giong_file_create(fs_path("held2"), &files[i]), 0);
-	assert_int_equal(fs_count_fds(), before + 100);
+		if (!gt_check_int_equal(giong_file_create(fs_path("held2"), &files[i]), 0))
+			return;
+	gt_check_int_equal(gt_count_fds(), before + 100);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(giong_file_close(files[i]), 0);
-	assert_int_equal(fs_count_fds(), before);
-	assert_int_equal(giong_file_close(NULL), 0);
+		gt_check_int_equal(giong_file_close(files[i]), 0);
+	gt_check_int_equal(gt_count_fds(), before);
+	gt_check_int_equal(giong_file_close(NULL), 0);
 
 	for (int i = 0; i < 200; i++) {
-		char *buf;
+		char *buf = NULL;
 		size_t len;
 
-		assert_int_equal(giong_fs_read(fs_path("held"), &buf, &len), 0);
+		gt_check_int_equal(giong_fs_read(fs_path("held"), &buf, &len), 0);
 		free(buf);
-		assert_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
-		assert_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
+		gt_check_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
+		gt_check_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
 	}
 	/* giong_fs_read() queues its close without waiting for it: the
 	 * descriptor is gone once the tick's submissions reached the kernel. */
-	assert_int_equal(giong_yield(), 0);
-	assert_int_equal(fs_count_fds(), before);
+	gt_check_int_equal(giong_yield(), 0);
+	gt_check_int_equal(gt_count_fds(), before);
 
-	fifo_setup();
-	before = fs_count_fds();
-	assert_int_equal(giong_spawn(holder, NULL, &t), 0);
-	assert_int_equal(giong_sleep_ms(10), 0);
-	assert_int_equal(fs_count_fds(), before + 1);
-	assert_int_equal(giong_task_cancel(t), 0);
+	if (!fifo_setup())
+		return;
+	before = gt_count_fds();
+	if (!gt_check_int_equal(giong_spawn(holder, NULL, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(10), 0);
+	gt_check_int_equal(gt_count_fds(), before + 1);
+	gt_check_int_equal(giong_task_cancel(t), 0);
 	/* The task was cancelled, so join reports that; the count tells the rest. */
-	assert_int_equal(giong_join(t, &res), -ECANCELED);
-	assert_int_equal(fcntl(held_fd, F_GETFD), -1);
-	assert_int_equal(fs_count_fds(), before);
+	gt_check_int_equal(giong_join(t, &res), -ECANCELED);
+	gt_check_int_equal(fcntl(held_fd, F_GETFD), -1);
+	gt_check_int_equal(gt_count_fds(), before);
 	fifo_teardown();
 }
 
@@ -340,20 +360,22 @@ static void body_nonblock_pipe(void)
 	struct giong_task *t;
 	intptr_t res = -1;
 
-	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-	assert_int_equal(giong_file_from_fd(p[0], &nb_in), 0);
+	if (!gt_check_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0) ||
+	    !gt_check_int_equal(giong_file_from_fd(p[0], &nb_in), 0))
+		return;
 	uint64_t saved = giong_deadline_in(20);
 	ssize_t r = giong_file_read_at(nb_in, &c, 1, 0); /* kernel-dependent */
 	giong_deadline_restore(saved);
-	assert_true(r == -EAGAIN || r == -ETIMEDOUT);
-	assert_int_equal(giong_spawn(nb_reader, NULL, &t), 0);
-	assert_int_equal(giong_sleep_ms(10), 0);
-	assert_int_equal(write(p[1], "hello", 5), 5);
-	assert_int_equal(giong_join(t, &res), 0);
-	assert_int_equal(res, 0);
+	gt_check_true(r == -EAGAIN || r == -ETIMEDOUT);
+	if (!gt_check_int_equal(giong_spawn(nb_reader, NULL, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(10), 0);
+	gt_check_int_equal(write(p[1], "hello", 5), 5);
+	gt_check_int_equal(giong_join(t, &res), 0);
+	gt_check_int_equal(res, 0);
 	close(p[1]);
-	assert_int_equal(giong_file_read(nb_in, &c, 1), 0); /* writer gone: EOF */
-	assert_int_equal(giong_file_close(nb_in), 0);
+	gt_check_int_equal(giong_file_read(nb_in, &c, 1), 0); /* writer gone: EOF */
+	gt_check_int_equal(giong_file_close(nb_in), 0);
 }
 
 static void test_nonblock_pipe(void **state)
@@ -368,17 +390,18 @@ static void body_open_only(void)
 {
 	struct giong_open_options o = { .read = true };
 
-	assert_int_equal(giong_file_open(fs_path("held"), &o, &carried), 0);
+	if (!gt_check_int_equal(giong_file_open(fs_path("held"), &o, &carried), 0))
+		return;
 }
 
 /* The main fiber's last act queues a close (giong_fs_read): the worker still
  * submits it while draining at exit. */
 static void body_read_last(void)
 {
-	char *buf;
+	char *buf = NULL;
 	size_t len;
 
-	assert_int_equal(giong_fs_read(fs_path("held"), &buf, &len), 0);
+	gt_check_int_equal(giong_fs_read(fs_path("held"), &buf, &len), 0);
 	free(buf);
 }
 
@@ -388,18 +411,18 @@ static void test_close_outside_task(void **state)
 	int before;
 
 	fs_put(fs_path("held"), "x", 1);
-	before = fs_count_fds();
+	before = gt_count_fds();
 	fs_run(body_read_last);
-	assert_int_equal(fs_count_fds(), before);
+	assert_int_equal(gt_count_fds(), before);
 
 	fs_run(body_open_only);
-	assert_int_equal(fs_count_fds(), before + 1);
+	assert_int_equal(gt_count_fds(), before + 1);
 	int fd = giong_file_fd(carried);
 	char c;
 	assert_int_equal(giong_file_read_at(carried, &c, 1, 0), GIONG_ENOTWORKER);
 	assert_int_equal(giong_file_close(carried), 0);
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
-	assert_int_equal(fs_count_fds(), before);
+	assert_int_equal(gt_count_fds(), before);
 }
 
 int main(void)

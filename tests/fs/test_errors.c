@@ -12,7 +12,7 @@
 static void expect(int got, int want, const char *what)
 {
 	if (got != want)
-		fail_msg("%s: got %d (%s), want %d (%s)", what, got, giong_strerror(got), want,
+		gt_check_fail_msg("%s: got %d (%s), want %d (%s)", what, got, giong_strerror(got), want,
 			 giong_strerror(want));
 }
 
@@ -26,11 +26,11 @@ static void body_bad_input(void)
 
 	/* missing file, missing directory on the way, empty path */
 	expect(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT, "open missing");
-	assert_null(f);
+	gt_check_null(f);
 	expect(giong_file_open(fs_path("missing/x"), &wo, &f), -ENOENT, "create under missing dir");
 	expect(giong_file_open("", &ro, &f), -ENOENT, "open empty path");
-	assert_string_equal(giong_strerror(-ENOENT), "No such file or directory");
-	assert_string_equal(giong_err_name(-EISDIR), "EISDIR");
+	gt_check_string_equal(giong_strerror(-ENOENT), "No such file or directory");
+	gt_check_string_equal(giong_err_name(-EISDIR), "EISDIR");
 
 	/* a directory opened as a file: -EISDIR for write access and for reads */
 	expect(giong_file_open(fs_scratch, &wo, &f), -EISDIR, "open dir for write");
@@ -54,10 +54,10 @@ static void body_bad_input(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		f = (struct giong_file *)1;
 		expect(giong_file_open(fs_path("bad"), &bad[i], &f), -EINVAL, "bad options");
-		assert_null(f);
+		gt_check_null(f);
 	}
 	struct stat sst;
-	assert_int_equal(stat(fs_path("bad"), &sst), -1); /* nothing was created */
+	gt_check_int_equal(stat(fs_path("bad"), &sst), -1); /* nothing was created */
 
 	/* NULL arguments */
 	expect(giong_file_open(NULL, &ro, &f), -EINVAL, "NULL path");
@@ -108,7 +108,7 @@ static void body_bad_input(void)
 	expect(giong_file_write_all_at(w, buf, 10, INT64_MAX - 5), -EFBIG, "write past INT64_MAX");
 	/* an offset past what the filesystem allows */
 	int r = (int)giong_file_write_at(w, buf, 1, INT64_MAX - 1);
-	assert_true(r == -EFBIG || r == -EINVAL);
+	gt_check_true(r == -EFBIG || r == -EINVAL);
 
 	/* wrong access: writing a read-only file, reading a write-only one */
 	expect((int)giong_file_write_at(f, buf, 1, 0), -EBADF, "write read-only");

@@ -39,14 +39,14 @@ static bool ring_opens(void)
 /* Flush what earlier calls queued (a close), then count from here. */
 static uint64_t mark(void)
 {
-	assert_int_equal(giong_yield(), 0);
+	gt_check_int_equal(giong_yield(), 0);
 	return fs_sqes();
 }
 
 /* SQEs since @s0, once what this call queued has entered the kernel. */
 static uint64_t since(uint64_t s0)
 {
-	assert_int_equal(giong_yield(), 0);
+	gt_check_int_equal(giong_yield(), 0);
 	return fs_sqes() - s0;
 }
 
@@ -61,15 +61,16 @@ static void body_cached(void)
 
 	fs_put(p, "hello, cache", 12); /* its dentry is in the cache now */
 	s0 = mark();
-	assert_int_equal(giong_file_open(p, &ro, &f), 0);
-	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
+	if (!gt_check_int_equal(giong_file_open(p, &ro, &f), 0))
+		return;
+	gt_check_int_equal(since(s0), ring_opens() ? 1 : 0);
 	fl = fcntl(giong_file_fd(f), F_GETFL);
-	assert_true(fl >= 0);
-	assert_int_equal(fl & O_NONBLOCK, 0); /* the attempt's O_NONBLOCK is gone */
-	assert_int_equal(fl & O_ACCMODE, O_RDONLY);
-	assert_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 12);
-	assert_memory_equal(buf, "hello, cache", 12);
-	assert_int_equal(giong_file_close(f), 0);
+	gt_check_true(fl >= 0);
+	gt_check_int_equal(fl & O_NONBLOCK, 0); /* the attempt's O_NONBLOCK is gone */
+	gt_check_int_equal(fl & O_ACCMODE, O_RDONLY);
+	gt_check_int_equal(giong_file_read_at(f, buf, sizeof buf, 0), 12);
+	gt_check_memory_equal(buf, "hello, cache", 12);
+	gt_check_int_equal(giong_file_close(f), 0);
 
 	/* a directory takes the fast path too (O_TMPFILE contains O_DIRECTORY:
 	 * it must not be mistaken for one) */
@@ -77,20 +78,23 @@ static void body_cached(void)
 	struct giong_open_options dro = {.read = true, .custom_flags = O_DIRECTORY};
 
 	s0 = mark();
-	assert_int_equal(giong_dir_open(fs_scratch, &d), 0);
-	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
-	assert_int_equal(giong_dir_close(d), 0);
+	if (!gt_check_int_equal(giong_dir_open(fs_scratch, &d), 0))
+		return;
+	gt_check_int_equal(since(s0), ring_opens() ? 1 : 0);
+	gt_check_int_equal(giong_dir_close(d), 0);
 	s0 = mark();
-	assert_int_equal(giong_file_open(fs_scratch, &dro, &f), 0);
-	assert_int_equal(since(s0), ring_opens() ? 1 : 0);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(fs_scratch, &dro, &f), 0))
+		return;
+	gt_check_int_equal(since(s0), ring_opens() ? 1 : 0);
+	gt_check_int_equal(giong_file_close(f), 0);
 
 	/* ring_only: the open is an SQE too */
 	ro.ring_only = true;
 	s0 = mark();
-	assert_int_equal(giong_file_open(p, &ro, &f), 0);
-	assert_int_equal(since(s0), 1);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(p, &ro, &f), 0))
+		return;
+	gt_check_int_equal(since(s0), 1);
+	gt_check_int_equal(giong_file_close(f), 0);
 }
 
 static void test_cached(void **state)
@@ -103,7 +107,7 @@ static off_t size_of(const char *p)
 {
 	struct stat st;
 
-	assert_int_equal(stat(p, &st), 0);
+	gt_check_int_equal(stat(p, &st), 0);
 	return st.st_size;
 }
 
@@ -120,23 +124,26 @@ static void body_flags(void)
 	/* a flags word that would read as a negative errno */
 	struct giong_open_options neg = {.read = true, .custom_flags = INT_MIN};
 
-	assert_int_equal(giong_file_open(p, &neg, &f), -EINVAL);
+	gt_check_int_equal(giong_file_open(p, &neg, &f), -EINVAL);
 	/* O_NONBLOCK asked for: kept */
-	assert_int_equal(giong_file_open(p, &o, &f), 0);
-	assert_true(fcntl(giong_file_fd(f), F_GETFL) & O_NONBLOCK);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
+		return;
+	gt_check_true(fcntl(giong_file_fd(f), F_GETFL) & O_NONBLOCK);
+	gt_check_int_equal(giong_file_close(f), 0);
 	/* O_APPEND survives the F_SETFL that takes O_NONBLOCK off */
-	assert_int_equal(giong_file_open(p, &app, &f), 0);
-	assert_true(fcntl(giong_file_fd(f), F_GETFL) & O_APPEND);
-	assert_int_equal(giong_file_write_all(f, "ab", 2), 0);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(size_of(p), 12);
+	if (!gt_check_int_equal(giong_file_open(p, &app, &f), 0))
+		return;
+	gt_check_true(fcntl(giong_file_fd(f), F_GETFL) & O_APPEND);
+	gt_check_int_equal(giong_file_write_all(f, "ab", 2), 0);
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(size_of(p), 12);
 	/* O_TRUNC is never completed without blocking: through the ring */
 	s0 = mark();
-	assert_int_equal(giong_file_open(p, &tr, &f), 0);
-	assert_int_equal(since(s0), 1);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(size_of(p), 0);
+	if (!gt_check_int_equal(giong_file_open(p, &tr, &f), 0))
+		return;
+	gt_check_int_equal(since(s0), 1);
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(size_of(p), 0);
 }
 
 static void test_flags(void **state)
@@ -153,17 +160,18 @@ static void body_errors(void)
 	size_t len;
 
 	fs_put(fs_path("plain"), "x", 1);
-	assert_int_equal(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT);
-	assert_null(f);
+	gt_check_int_equal(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT);
+	gt_check_null(f);
 	/* asked twice: the second time the negative lookup is cached */
-	assert_int_equal(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT);
-	assert_int_equal(giong_file_open(fs_path("plain/below"), &ro, &f), -ENOTDIR);
-	assert_int_equal(giong_file_open(fs_scratch, &rw, &f), -EISDIR);
-	assert_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
-	assert_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
+	gt_check_int_equal(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT);
+	gt_check_int_equal(giong_file_open(fs_path("plain/below"), &ro, &f), -ENOTDIR);
+	gt_check_int_equal(giong_file_open(fs_scratch, &rw, &f), -EISDIR);
+	gt_check_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
+	gt_check_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
 	/* a directory opened read-only is fine, and so is reading it as one */
-	assert_int_equal(giong_file_open(fs_scratch, &ro, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(fs_scratch, &ro, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
 }
 
 static void test_errors(void **state)
@@ -181,12 +189,13 @@ static void body_fifo(void)
 	struct giong_file *f;
 	int fl;
 
-	assert_int_equal(mkfifo(p, 0600), 0);
-	assert_int_equal(giong_file_open(p, &wo, &f), -ENXIO); /* no reader: as the ring says */
-	assert_int_equal(giong_file_open(p, &ro, &f), 0);
+	gt_check_int_equal(mkfifo(p, 0600), 0);
+	gt_check_int_equal(giong_file_open(p, &wo, &f), -ENXIO); /* no reader: as the ring says */
+	if (!gt_check_int_equal(giong_file_open(p, &ro, &f), 0))
+		return;
 	fl = fcntl(giong_file_fd(f), F_GETFL);
-	assert_int_equal(fl & O_NONBLOCK, 0);
-	assert_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(fl & O_NONBLOCK, 0);
+	gt_check_int_equal(giong_file_close(f), 0);
 	unlink(p);
 }
 
@@ -215,25 +224,26 @@ static void body_slow_fifo(void)
 {
 	const char *fifo = fs_path("slow-fifo");
 	char link[64];
-	int pfd, fds = fs_count_fds();
+	int pfd, fds = gt_count_fds();
 	struct giong_task *t;
 	intptr_t res = 0;
 	uint64_t saved;
 
-	assert_int_equal(mkfifo(fifo, 0600), 0);
+	gt_check_int_equal(mkfifo(fifo, 0600), 0);
 	pfd = open(fifo, O_PATH | O_CLOEXEC);
-	assert_true(pfd >= 0);
+	gt_check_true(pfd >= 0);
 	snprintf(link, sizeof link, "/proc/self/fd/%d", pfd);
 	saved = giong_deadline_in(50);
-	assert_int_equal(slow_fifo_open(link), -ETIMEDOUT);
+	gt_check_int_equal(slow_fifo_open(link), -ETIMEDOUT);
 	giong_deadline_restore(saved);
-	assert_int_equal(giong_spawn(slow_fifo_open, link, &t), 0);
-	assert_int_equal(giong_sleep_ms(20), 0);
-	assert_int_equal(giong_task_cancel(t), 0);
-	assert_int_equal(giong_join(t, &res), -ECANCELED); /* cancelled first */
+	if (!gt_check_int_equal(giong_spawn(slow_fifo_open, link, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(20), 0);
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	gt_check_int_equal(giong_join(t, &res), -ECANCELED); /* cancelled first */
 	close(pfd);
 	unlink(fifo);
-	assert_int_equal(fs_count_fds(), fds);
+	gt_check_int_equal(gt_count_fds(), fds);
 }
 
 static void test_slow_fifo(void **state)
@@ -252,11 +262,12 @@ static void body_close_ring_fd(void)
 
 	memset(&params, 0, sizeof(params));
 	fd = (int)syscall(__NR_io_uring_setup, 4, &params);
-	assert_true(fd >= 0);
-	assert_int_equal(giong_file_from_fd(fd, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(fcntl(fd, F_GETFD), -1);
-	assert_int_equal(errno, EBADF);
+	gt_check_true(fd >= 0);
+	if (!gt_check_int_equal(giong_file_from_fd(fd, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(fcntl(fd, F_GETFD), -1);
+	gt_check_int_equal(errno, EBADF);
 }
 
 static void test_close_ring_fd(void **state)
@@ -270,16 +281,17 @@ static void body_cancelled(void)
 	const char *p = fs_path("cancel");
 	struct giong_open_options ro = {.read = true};
 	struct giong_file *f;
-	int fds = fs_count_fds();
+	int fds = gt_count_fds();
 	uint64_t saved;
 
 	fs_put(p, "y", 1);
 	saved = giong_deadline_set(giong_now_ms()); /* already passed */
-	assert_int_equal(giong_file_open(p, &ro, &f), -ETIMEDOUT);
+	gt_check_int_equal(giong_file_open(p, &ro, &f), -ETIMEDOUT);
 	giong_deadline_restore(saved);
-	assert_int_equal(fs_count_fds(), fds);
-	assert_int_equal(giong_file_open(p, &ro, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(gt_count_fds(), fds);
+	if (!gt_check_int_equal(giong_file_open(p, &ro, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
 }
 
 static void test_cancelled(void **state)

@@ -70,7 +70,7 @@ static void body_matrix(void)
 		};
 		int want = ref_flags(o.read, o.write, o.append, o.create, o.create_new, o.truncate);
 
-		assert_int_equal(giong_open_options_flags(&o), want);
+		gt_check_int_equal(giong_open_options_flags(&o), want);
 		for (int exists = 0; exists < 2; exists++) {
 			struct giong_file *f = (struct giong_file *)1;
 			struct outcome a, b;
@@ -81,10 +81,10 @@ static void body_matrix(void)
 			r = giong_file_open(pb, &o, &f);
 			if (want < 0) {
 				invalid++;
-				assert_int_equal(r, -EINVAL);
-				assert_null(f);
+				gt_check_int_equal(r, -EINVAL);
+				gt_check_null(f);
 				describe(pb, -1, 0, &b);
-				assert_int_equal(b.size, exists ? 10 : -1); /* untouched */
+				gt_check_int_equal(b.size, exists ? 10 : -1); /* untouched */
 				continue;
 			}
 			valid++;
@@ -93,7 +93,7 @@ static void body_matrix(void)
 			describe(pb, r ? -1 : giong_file_fd(f), r, &b);
 			if (a.err != b.err || a.fl != b.fl || a.cloexec != b.cloexec ||
 			    a.size != b.size)
-				fail_msg(
+				gt_check_fail_msg(
 					"options %#x exists=%d: open(2) err=%d fl=%#x cloexec=%d size=%ld; "
 					"giong err=%d fl=%#x cloexec=%d size=%ld",
 					m, exists, a.err, a.fl, a.cloexec, a.size, b.err, b.fl,
@@ -101,12 +101,12 @@ static void body_matrix(void)
 			if (fd >= 0)
 				close(fd);
 			if (!r)
-				assert_int_equal(giong_file_close(f), 0);
+				gt_check_int_equal(giong_file_close(f), 0);
 		}
 	}
 	print_message("%d valid and %d refused (option set, file state) cases match open(2)\n",
 		      valid, invalid);
-	assert_int_equal(valid + invalid, 128);
+	gt_check_int_equal(valid + invalid, 128);
 }
 
 static void test_matrix_vs_open(void **state)
@@ -128,16 +128,17 @@ static void body_append(void)
 	prepare(pa, true);
 	prepare(pb, true);
 	int fd = open(pa, O_RDWR | O_APPEND | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "XYZ", 3, 0), 3);
-	assert_int_equal(pwrite(fd, "uv", 2, 4), 2);
+	gt_check_true(fd >= 0);
+	gt_check_int_equal(pwrite(fd, "XYZ", 3, 0), 3);
+	gt_check_int_equal(pwrite(fd, "uv", 2, 4), 2);
 	close(fd);
 
-	assert_int_equal(giong_file_open(pb, &o, &f), 0);
-	assert_int_equal(giong_file_write_at(f, "XYZ", 3, 0), 3);
-	assert_int_equal(giong_file_write_all_at(f, "uv", 2, 4), 0);
-	assert_int_equal(giong_file_len(f), 15);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(pb, &o, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_write_at(f, "XYZ", 3, 0), 3);
+	gt_check_int_equal(giong_file_write_all_at(f, "uv", 2, 4), 0);
+	gt_check_int_equal(giong_file_len(f), 15);
+	gt_check_int_equal(giong_file_close(f), 0);
 
 	fd = open(pa, O_RDONLY);
 	na = read(fd, a, sizeof a);
@@ -145,20 +146,21 @@ static void body_append(void)
 	fd = open(pb, O_RDONLY);
 	nb = read(fd, b, sizeof b);
 	close(fd);
-	assert_int_equal(na, 15);
-	assert_int_equal(nb, 15);
-	assert_memory_equal(a, "0123456789XYZuv", 15);
-	assert_memory_equal(b, a, 15);
+	gt_check_int_equal(na, 15);
+	gt_check_int_equal(nb, 15);
+	gt_check_memory_equal(a, "0123456789XYZuv", 15);
+	gt_check_memory_equal(b, a, 15);
 
 	/* append + create makes the file; append alone does not. */
 	unlink(pb);
 	o = (struct giong_open_options){ .append = true };
-	assert_int_equal(giong_file_open(pb, &o, &f), -ENOENT);
+	gt_check_int_equal(giong_file_open(pb, &o, &f), -ENOENT);
 	o.create = true;
-	assert_int_equal(giong_file_open(pb, &o, &f), 0);
-	assert_int_equal(giong_file_write_at(f, "a", 1, 100), 1);
-	assert_int_equal(giong_file_len(f), 1);
-	assert_int_equal(giong_file_close(f), 0);
+	if (!gt_check_int_equal(giong_file_open(pb, &o, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_write_at(f, "a", 1, 100), 1);
+	gt_check_int_equal(giong_file_len(f), 1);
+	gt_check_int_equal(giong_file_close(f), 0);
 }
 
 static void test_append(void **state)
@@ -176,23 +178,25 @@ static void body_mode_and_custom(void)
 	mode_t um = umask(022);
 
 	unlink(p);
-	assert_int_equal(giong_file_open(p, &o, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(stat(p, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0640);
+	if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(stat(p, &st), 0);
+	gt_check_int_equal(st.st_mode & 07777, 0640);
 	/* create_new on an existing file, and on a dangling symbolic link. */
-	assert_int_equal(giong_file_open(p, &o, &f), -EEXIST);
-	assert_int_equal(symlink("does-not-exist", fs_path("dangling")), 0);
-	assert_int_equal(giong_file_open(fs_path("dangling"), &o, &f), -EEXIST);
+	gt_check_int_equal(giong_file_open(p, &o, &f), -EEXIST);
+	gt_check_int_equal(symlink("does-not-exist", fs_path("dangling")), 0);
+	gt_check_int_equal(giong_file_open(fs_path("dangling"), &o, &f), -EEXIST);
 	/* mode 0 = 0666 before the umask. */
 	unlink(p);
 	o.mode = 0;
-	assert_int_equal(giong_file_open(p, &o, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(stat(p, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(stat(p, &st), 0);
+	gt_check_int_equal(st.st_mode & 07777, 0644);
 	o.mode = 010000;
-	assert_int_equal(giong_file_open(p, &o, &f), -EINVAL);
+	gt_check_int_equal(giong_file_open(p, &o, &f), -EINVAL);
 	umask(um);
 
 	/* custom_flags: what the booleans own is refused; the rest passes. */
@@ -200,18 +204,19 @@ static void body_mode_and_custom(void)
 	const int owned[] = { O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND };
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		o.custom_flags = owned[i];
-		assert_int_equal(giong_open_options_flags(&o), -EINVAL);
-		assert_int_equal(giong_file_open(p, &o, &f), -EINVAL);
+		gt_check_int_equal(giong_open_options_flags(&o), -EINVAL);
+		gt_check_int_equal(giong_file_open(p, &o, &f), -EINVAL);
 	}
-	assert_int_equal(symlink("mode", fs_path("link")), 0);
+	gt_check_int_equal(symlink("mode", fs_path("link")), 0);
 	o.custom_flags = O_NOFOLLOW;
-	assert_int_equal(giong_file_open(fs_path("link"), &o, &f), -ELOOP);
-	assert_int_equal(giong_file_open(p, &o, &f), 0);
-	assert_int_equal(giong_file_close(f), 0);
-	assert_int_equal(giong_open_options_init(&o), 0);
-	assert_false(o.read || o.write || o.append || o.create || o.create_new || o.truncate);
-	assert_int_equal(giong_open_options_init(NULL), -EINVAL);
-	assert_int_equal(giong_open_options_flags(NULL), -EINVAL);
+	gt_check_int_equal(giong_file_open(fs_path("link"), &o, &f), -ELOOP);
+	if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
+		return;
+	gt_check_int_equal(giong_file_close(f), 0);
+	gt_check_int_equal(giong_open_options_init(&o), 0);
+	gt_check_false(o.read || o.write || o.append || o.create || o.create_new || o.truncate);
+	gt_check_int_equal(giong_open_options_init(NULL), -EINVAL);
+	gt_check_int_equal(giong_open_options_flags(NULL), -EINVAL);
 }
 
 static void test_mode_and_custom_flags(void **state)

@@ -30,8 +30,8 @@ int fstat(int fd, struct stat *st)
 
 		grow_next_fstat--;
 		fs_fill(more, grow_by, grow_seed);
-		assert_true(w >= 0);
-		assert_int_equal(write(w, more, grow_by), (ssize_t)grow_by);
+		gt_check_true(w >= 0);
+		gt_check_int_equal(write(w, more, grow_by), (ssize_t)grow_by);
 		close(w);
 		free(more);
 	}
@@ -51,12 +51,15 @@ static void check_grown(size_t start, size_t by)
 	grow_by = by;
 	grow_seed = 6;
 	grow_next_fstat = 1;
-	assert_int_equal(giong_fs_read(p, &buf, &len), 0);
-	assert_int_equal(grow_next_fstat, 0); /* the size hint was taken before the growth */
-	assert_int_equal(len, start + by);
-	assert_memory_equal(buf, src, start + by);
-	assert_int_equal(buf[len], '\0');
-	giong_fs_free(buf);
+	if (gt_check_int_equal(giong_fs_read(p, &buf, &len), 0)) {
+		gt_check_int_equal(grow_next_fstat, 0); /* the size hint was taken before the growth */
+		if (gt_check_int_equal(len, start + by)) {
+			gt_check_memory_equal(buf, src, start + by);
+			gt_check_int_equal(buf[len], '\0');
+		}
+		giong_fs_free(buf);
+	}
+	grow_next_fstat = 0;
 	free(src);
 }
 
@@ -109,16 +112,18 @@ static void body_grow_concurrently(void)
 
 	fs_put(p, "", 0);
 	__atomic_store_n(&appending, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_create(&th, NULL, appender, (void *)p), 0);
+	if (!gt_check_int_equal(pthread_create(&th, NULL, appender, (void *)p), 0))
+		return;
 	for (reads = 0; reads < 200; reads++) {
 		size_t before = __atomic_load_n(&appended, __ATOMIC_ACQUIRE), len;
 		char *buf;
 
-		assert_int_equal(giong_fs_read(p, &buf, &len), 0);
-		assert_true(len >= before); /* never less than what was there */
+		if (!gt_check_int_equal(giong_fs_read(p, &buf, &len), 0))
+			break;
+		gt_check_true(len >= before); /* never less than what was there */
 		for (size_t i = 0; i < len; i++)
 			if ((unsigned char)buf[i] != at(i))
-				fail_msg("byte %zu of %zu wrong", i, len);
+				gt_check_fail_msg("byte %zu of %zu wrong", i, len);
 		last = len;
 		giong_fs_free(buf);
 	}
@@ -153,21 +158,26 @@ static void body_sizeless(void)
 	size_t len;
 	pthread_t th;
 
-	assert_int_equal(giong_fs_read("/proc/self/status", &buf, &len), 0);
-	assert_true(len > 100);
-	assert_non_null(strstr(buf, "Name:"));
-	assert_int_equal(strlen(buf), len);
-	giong_fs_free(buf);
+	if (gt_check_int_equal(giong_fs_read("/proc/self/status", &buf, &len), 0)) {
+		gt_check_true(len > 100);
+		gt_check_non_null(strstr(buf, "Name:"));
+		gt_check_int_equal(strlen(buf), len);
+		giong_fs_free(buf);
+	}
 
 	const char *fifo = fs_path("fifo");
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_int_equal(pthread_create(&th, NULL, fifo_writer, (void *)fifo), 0);
-	assert_int_equal(giong_fs_read(fifo, &buf, &len), 0);
+	if (!gt_check_int_equal(mkfifo(fifo, 0600), 0) ||
+	    !gt_check_int_equal(pthread_create(&th, NULL, fifo_writer, (void *)fifo), 0))
+		return;
+	int r = giong_fs_read(fifo, &buf, &len);
 	pthread_join(th, NULL);
-	assert_int_equal(len, 100000);
-	fs_fill(want, sizeof want, 77);
-	for (int i = 0; i < 10; i++)
-		assert_memory_equal(buf + i * 10000, want, 10000);
+	if (!gt_check_int_equal(r, 0))
+		return;
+	if (gt_check_int_equal(len, 100000)) {
+		fs_fill(want, sizeof want, 77);
+		for (int i = 0; i < 10; i++)
+			gt_check_memory_equal(buf + i * 10000, want, 10000);
+	}
 	giong_fs_free(buf);
 }
 
@@ -183,33 +193,34 @@ static void body_errors(void)
 	size_t len = 99;
 	struct stat st;
 
-	assert_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
-	assert_null(buf);
-	assert_int_equal(len, 0);
-	assert_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
-	assert_null(buf);
-	assert_int_equal(giong_fs_read(NULL, &buf, &len), -EINVAL);
-	assert_int_equal(giong_fs_read(fs_path("x"), NULL, &len), -EINVAL);
-	assert_int_equal(giong_fs_read(fs_path("x"), &buf, NULL), -EINVAL);
-	assert_int_equal(giong_fs_write(NULL, "a", 1), -EINVAL);
-	assert_int_equal(giong_fs_write(fs_path("x"), NULL, 1), -EINVAL);
-	assert_int_equal(giong_fs_write(fs_scratch, "a", 1), -EISDIR);
-	assert_int_equal(giong_fs_write(fs_path("no/such/dir"), "a", 1), -ENOENT);
+	gt_check_int_equal(giong_fs_read(fs_path("missing"), &buf, &len), -ENOENT);
+	gt_check_null(buf);
+	gt_check_int_equal(len, 0);
+	gt_check_int_equal(giong_fs_read(fs_scratch, &buf, &len), -EISDIR);
+	gt_check_null(buf);
+	gt_check_int_equal(giong_fs_read(NULL, &buf, &len), -EINVAL);
+	gt_check_int_equal(giong_fs_read(fs_path("x"), NULL, &len), -EINVAL);
+	gt_check_int_equal(giong_fs_read(fs_path("x"), &buf, NULL), -EINVAL);
+	gt_check_int_equal(giong_fs_write(NULL, "a", 1), -EINVAL);
+	gt_check_int_equal(giong_fs_write(fs_path("x"), NULL, 1), -EINVAL);
+	gt_check_int_equal(giong_fs_write(fs_scratch, "a", 1), -EISDIR);
+	gt_check_int_equal(giong_fs_write(fs_path("no/such/dir"), "a", 1), -ENOENT);
 
 	/* empty file: a valid, NUL-terminated, empty buffer */
-	assert_int_equal(giong_fs_write(fs_path("empty"), NULL, 0), 0);
-	assert_int_equal(giong_fs_read(fs_path("empty"), &buf, &len), 0);
-	assert_non_null(buf);
-	assert_int_equal(len, 0);
-	assert_int_equal(buf[0], '\0');
-	giong_fs_free(buf);
+	gt_check_int_equal(giong_fs_write(fs_path("empty"), NULL, 0), 0);
+	if (gt_check_int_equal(giong_fs_read(fs_path("empty"), &buf, &len), 0) &&
+	    gt_check_non_null(buf)) {
+		gt_check_int_equal(len, 0);
+		gt_check_int_equal(buf[0], '\0');
+		giong_fs_free(buf);
+	}
 	giong_fs_free(NULL);
 
 	/* giong_fs_write replaces the contents */
-	assert_int_equal(giong_fs_write(fs_path("w"), "long contents", 13), 0);
-	assert_int_equal(giong_fs_write(fs_path("w"), "short", 5), 0);
-	assert_int_equal(stat(fs_path("w"), &st), 0);
-	assert_int_equal(st.st_size, 5);
+	gt_check_int_equal(giong_fs_write(fs_path("w"), "long contents", 13), 0);
+	gt_check_int_equal(giong_fs_write(fs_path("w"), "short", 5), 0);
+	gt_check_int_equal(stat(fs_path("w"), &st), 0);
+	gt_check_int_equal(st.st_size, 5);
 }
 
 static void test_errors(void **state)

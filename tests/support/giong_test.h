@@ -10,9 +10,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,26 +41,145 @@
 #define GT_SKIP 77
 
 /*
- * A failed assertion aborts the program (after CMocka's message) instead of
- * longjmp-ing to the test runner: some tests assert inside tasks, and a
- * longjmp off a fiber stack would leave the runtime behind, the thread
- * still a worker, and every later test of the program failing with
- * -EDEADLK. Read by CMocka at the failure, so setting it first is enough.
+ * Tasks do not call CMocka's assert_*(): a failure longjmps to the test
+ * runner, which off a fiber stack would leave the runtime behind, the
+ * thread still a worker, and every later test of the program failing with
+ * -EDEADLK. A task records what it saw instead, either in a struct of its
+ * own or with the gt_check_*() macros below, and the test asserts after the
+ * runtime returned; a failure then ends only its own test.
+ *
+ * gt_check_X(...) makes the comparison of CMocka's assert_X(...) (the same
+ * arguments, the same meaning) and returns whether it held; a failed check
+ * is recorded with its place, its expression and the values seen. A task
+ * that cannot go on after a failed check returns:
+ *
+ *	if (!gt_check_non_null(p))
+ *		return;
+ *
+ * gt_checks_assert() (called by gt_run() and fs_run() once the runtime
+ * has returned) prints every failed check and fails the test if there was
+ * one. Safe from any worker.
  */
-static inline void gt_abort_on_failure(void)
+#define GT_CHECKS_KEPT 16
+
+struct gt_checks {
+	atomic_uint failed;                /* failed checks since the last gt_checks_assert() */
+	char what[GT_CHECKS_KEPT][384];   /* the first GT_CHECKS_KEPT of them */
+};
+
+static struct gt_checks gt_checks;
+
+__attribute__((format(printf, 3, 4))) static inline bool gt_check_failed(const char *file,
+									    int line,
+									    const char *fmt, ...)
 {
-	setenv("CMOCKA_TEST_ABORT", "1", 0);
+	unsigned i = atomic_fetch_add(&gt_checks.failed, 1);
+	va_list ap;
+	int n;
+
+	if (i >= GT_CHECKS_KEPT)
+		return false;
+	n = snprintf(gt_checks.what[i], sizeof(gt_checks.what[i]), "%s:%d: ", file, line);
+	if (n < 0 || (size_t)n >= sizeof(gt_checks.what[i]))
+		return false;
+	va_start(ap, fmt);
+	vsnprintf(gt_checks.what[i] + n, sizeof(gt_checks.what[i]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return false;
 }
 
-/* Exit 77 if io_uring is unusable here, naming the reason. Also
- * gt_abort_on_failure(). */
+static inline bool gt_check_int(bool ok, intmax_t a, intmax_t b, const char *op, const char *ea,
+				const char *eb, const char *file, int line)
+{
+	return ok || gt_check_failed(file, line, "%s %s %s: %" PRIdMAX " (%#" PRIxMAX ") vs %" PRIdMAX
+				     " (%#" PRIxMAX ")",
+				     ea, op, eb, a, (uintmax_t)a, b, (uintmax_t)b);
+}
+
+static inline bool gt_check_mem(const void *a, const void *b, size_t n, const char *ea,
+				const char *eb, const char *file, int line)
+{
+	const unsigned char *p = a, *q = b;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != q[i])
+			return gt_check_failed(file, line,
+					       "%s == %s (%zu bytes): byte %zu differs: %#x vs %#x",
+					       ea, eb, n, i, p[i], q[i]);
+	return true;
+}
+
+static inline bool gt_check_str(bool want_equal, const char *a, const char *b, const char *ea,
+				const char *eb, const char *file, int line)
+{
+	bool equal = strcmp(a, b) == 0;
+
+	if (equal == want_equal)
+		return true;
+	return gt_check_failed(file, line, "%s %s %s: \"%s\" vs \"%s\"", ea,
+			       want_equal ? "==" : "!=", eb, a, b);
+}
+
+#define gt_check_true(c) ((c) ? true : gt_check_failed(__FILE__, __LINE__, "%s", #c))
+#define gt_check_false(c) (!(c) ? true : gt_check_failed(__FILE__, __LINE__, "!(%s)", #c))
+#define gt_check_null(p) ((p) == NULL ? true : gt_check_failed(__FILE__, __LINE__, "%s == NULL", #p))
+#define gt_check_non_null(p)                                                                       \
+	((p) != NULL ? true : gt_check_failed(__FILE__, __LINE__, "%s != NULL", #p))
+#define gt_check_int_equal(a, b)                                                                   \
+	({                                                                                         \
+		intmax_t gt_a_ = (intmax_t)(a), gt_b_ = (intmax_t)(b);                             \
+		gt_check_int(gt_a_ == gt_b_, gt_a_, gt_b_, "==", #a, #b, __FILE__, __LINE__);      \
+	})
+#define gt_check_int_not_equal(a, b)                                                               \
+	({                                                                                         \
+		intmax_t gt_a_ = (intmax_t)(a), gt_b_ = (intmax_t)(b);                             \
+		gt_check_int(gt_a_ != gt_b_, gt_a_, gt_b_, "!=", #a, #b, __FILE__, __LINE__);      \
+	})
+/* CMocka's assert_in_range(): @lo <= @v <= @hi, compared unsigned. */
+#define gt_check_in_range(v, lo, hi)                                                               \
+	({                                                                                         \
+		uintmax_t gt_v_ = (uintmax_t)(v), gt_lo_ = (uintmax_t)(lo), gt_hi_ = (uintmax_t)(hi); \
+		(gt_v_ >= gt_lo_ && gt_v_ <= gt_hi_)                                                \
+			? true                                                                     \
+			: gt_check_failed(__FILE__, __LINE__,                                      \
+					  "%s in [%s, %s]: %" PRIuMAX " not in [%" PRIuMAX          \
+					  ", %" PRIuMAX "]",                                        \
+					  #v, #lo, #hi, gt_v_, gt_lo_, gt_hi_);                    \
+	})
+#define gt_check_ptr_equal(a, b)                                                                   \
+	({                                                                                         \
+		const void *gt_a_ = (a), *gt_b_ = (b);                                             \
+		gt_a_ == gt_b_ ? true                                                              \
+			       : gt_check_failed(__FILE__, __LINE__, "%s == %s: %p vs %p", #a, #b, \
+						 gt_a_, gt_b_);                                    \
+	})
+#define gt_check_memory_equal(a, b, n) gt_check_mem((a), (b), (n), #a, #b, __FILE__, __LINE__)
+#define gt_check_string_equal(a, b) gt_check_str(true, (a), (b), #a, #b, __FILE__, __LINE__)
+#define gt_check_string_not_equal(a, b) gt_check_str(false, (a), (b), #a, #b, __FILE__, __LINE__)
+/* CMocka's fail_msg(): always a failed check. */
+#define gt_check_fail_msg(...) gt_check_failed(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Print the failed checks recorded since the last call and fail the test
+ * if there was one; forget them. Call with no task running. */
+static inline void gt_checks_assert(void)
+{
+	unsigned n = atomic_exchange(&gt_checks.failed, 0);
+
+	for (unsigned i = 0; i < n && i < GT_CHECKS_KEPT; i++)
+		print_error("check failed: %s\n", gt_checks.what[i]);
+	if (n > GT_CHECKS_KEPT)
+		print_error("(%u more failed checks not kept)\n", n - GT_CHECKS_KEPT);
+	if (n)
+		fail_msg("%u check(s) failed in tasks", n);
+}
+
+/* Exit 77 if io_uring is unusable here, naming the reason. */
 static inline void gt_require_uring(void)
 {
 	struct giong_config c;
 	struct giong_runtime *rt;
 	int err;
 
-	gt_abort_on_failure();
 	giong_config_init(&c);
 	c.workers = 1;
 	err = giong_runtime_new(&c, &rt);
@@ -85,18 +207,23 @@ static inline struct giong_config gt_config(unsigned workers)
 	return c;
 }
 
-/* Run @fn on a runtime made from @cfg; fail the test on any error. If
- * @stats is non-NULL, worker 0's final counters are stored there. */
+/* Run @fn on a runtime made from @cfg; fail the test on any error and on
+ * any failed gt_check_*() of its tasks. If @stats is non-NULL, worker 0's
+ * final counters are stored there. */
 static inline void gt_run(const struct giong_config *cfg, giong_main_fn fn, void *arg,
 			  struct giong_stats *stats)
 {
 	struct giong_runtime *rt;
+	int run, st = 0;
 
 	assert_int_equal(giong_runtime_new(cfg, &rt), 0);
-	assert_int_equal(giong_runtime_run(rt, fn, arg), 0);
+	run = giong_runtime_run(rt, fn, arg);
 	if (stats)
-		assert_int_equal(giong_runtime_stats(rt, 0, stats), 0);
+		st = giong_runtime_stats(rt, 0, stats);
 	assert_int_equal(giong_runtime_free(rt), 0);
+	gt_checks_assert();
+	assert_int_equal(run, 0);
+	assert_int_equal(st, 0);
 }
 
 /* In a child of gt_fork_run(): the write end of the pipe to the parent. */
