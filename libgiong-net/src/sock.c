@@ -302,8 +302,7 @@ static int defer_ready(struct giong__sock *s)
 	return r;
 }
 
-static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_stream *, void *),
-			    void *ctx)
+static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn, void *ctx)
 {
 	struct giong__sock *s = to_sock(st);
 	int r;

@@ -17,7 +17,7 @@ struct giong__sock {
 	bool rx_done; /* the receive queue has been freed by the kernel's word */
 	bool writing; /* a task is in a write: others queue on write_wait */
 	struct giong_waitq write_wait;
-	void (*readable_fn)(struct giong_stream *s, void *ctx);
+	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
 	struct giong__rxq rxq;
 };

@@ -65,37 +65,23 @@ int giong_tcp_connect(const char *text, struct giong_stream **ret)
 
 int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 {
-	struct giong__sock *s = giong__net_sock_of(st);
 	int v = on;
 
 	if (!st)
 		return -EINVAL;
-	if (!s || st->ops != &giong__net_tcp_ops)
-		return -ENOTSUP;
-	return setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
-}
+	/* Down the stack (TLS over TCP) to the first socket stream. */
+	for (unsigned depth = 0; st; depth++, st = st->lower) {
+		struct giong__sock *s;
 
-static int sock_addr(const struct giong_stream *st, struct giong_addr *out, bool peer)
-{
-	struct giong__sock *s = giong__net_sock_of(st);
-	int r;
-
-	if (!st || !out)
-		return -EINVAL;
-	if (!s)
-		return -ENOTSUP;
-	out->len = sizeof(out->ss);
-	r = peer ? getpeername(s->fd, (struct sockaddr *)&out->ss, &out->len)
-		 : getsockname(s->fd, (struct sockaddr *)&out->ss, &out->len);
-	return r ? -errno : 0;
-}
-
-int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out)
-{
-	return sock_addr(s, out, true);
-}
-
-int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out)
-{
-	return sock_addr(s, out, false);
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!st->ops)
+			return -EINVAL;
+		if (!(s = giong__net_sock_of(st)))
+			continue;
+		if (st->ops != &giong__net_tcp_ops)
+			return -ENOTSUP; /* a Unix stream */
+		return setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
+	}
+	return -ENOTSUP;
 }
