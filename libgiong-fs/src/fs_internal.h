@@ -86,14 +86,6 @@ int giong__fs_close_fd(int fd);
 /* close(2), for descriptors the ring refuses to close (see giong_file_from_fd()). */
 int giong__fs_close_direct(int fd);
 
-/* Queue an IORING_OP_CLOSE of @fd without waiting for it: it enters the
- * kernel with the rest of the tick, and the descriptor is released exactly
- * once by the end of the tick (close(2) directly outside a task, when the SQE
- * cannot be queued, or when the kernel cancelled it unrun). The close's
- * result is lost: only for descriptors whose close result means nothing (a
- * read-only regular file). Does not suspend. */
-void giong__fs_close_fd_nowait(int fd);
-
 /* statx on (@dfd, @path, @flags) through the ring into @st. May suspend. */
 int giong__fs_statx(int dfd, const char *path, int flags, struct giong_stat *st);
 

@@ -463,31 +463,3 @@ int giong__fs_close_fd(int fd)
 	}
 	return ret;
 }
-
-/* Completion of a close nobody waits for: the kernel answers -ECANCELED only
- * for a close it never ran (the worker cancelled it while draining, before a
- * kernel worker picked it up), which leaves the descriptor open: close it
- * here. Any other result means the descriptor is gone. Runs on the worker,
- * outside any task. */
-static void close_nowait_done(void *ctx, int res, unsigned flags)
-{
-	(void)flags;
-	if (res == -ECANCELED)
-		close((int)(intptr_t)ctx);
-}
-
-void giong__fs_close_fd_nowait(int fd)
-{
-	struct io_uring_sqe *sqe;
-
-	if (fd < 0)
-		return;
-	if (take_sqe(&sqe)) { /* not awaited: the task does not park */
-		close(fd);
-		return;
-	}
-	io_uring_prep_close(sqe, fd); /* no memory is lent; the fd rides in ctx */
-	/* On failure giong_op_start() has turned the SQE into a no-op. */
-	if (giong_op_start(sqe, close_nowait_done, (void *)(intptr_t)fd, NULL))
-		close(fd);
-}

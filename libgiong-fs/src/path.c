@@ -125,7 +125,7 @@ int giong_fs_read(const char *path, char **buf, size_t *len)
 	/* A read-only descriptor: a close error says nothing about the data, so
 	 * the close is queued, not awaited (one ring round trip less per file:
 	 * see bench/results/fs.md). */
-	giong__fs_close_fd_nowait(fd);
+	giong_close_nowait(fd);
 	return err;
 }
 

@@ -122,8 +122,8 @@ static void arm(struct giong_listener *l)
 		l->armed = true;
 }
 
-int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
-			const struct giong_listen_options *opts, struct giong_listener **ret)
+int giong__net_listener_new(int fd, bool is_unix, const char *unlink_path,
+			    const struct giong_listen_options *opts, struct giong_listener **ret)
 {
 	struct giong_listener *l = calloc(1, sizeof(*l));
 
@@ -147,7 +147,7 @@ int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
 }
 
 /* socket + options + bind + listen; returns the descriptor or -errno. */
-int giong__listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts)
+int giong__net_listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts)
 {
 	int one = 1, fd, family = a->ss.ss_family;
 	int backlog = opts && opts->backlog > 0 ? opts->backlog : 1024;
@@ -208,7 +208,7 @@ int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret)
 		l->paused = false;
 		arm(l);
 	}
-	r = giong__sock_new(fd, l->is_unix ? &giong__unix_ops : &giong__tcp_ops, ret);
+	r = giong__net_sock_new(fd, l->is_unix ? &giong__net_unix_ops : &giong__net_tcp_ops, ret);
 out:
 	l->busy--;
 	maybe_free(l);

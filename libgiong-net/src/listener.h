@@ -22,8 +22,8 @@ struct giong_listener {
 	struct giong_waitq waiters;
 };
 
-int giong__listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts);
-int giong__listener_new(int fd, bool is_unix, const char *unlink_path,
-			const struct giong_listen_options *opts, struct giong_listener **ret);
+int giong__net_listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts);
+int giong__net_listener_new(int fd, bool is_unix, const char *unlink_path,
+			    const struct giong_listen_options *opts, struct giong_listener **ret);
 
 #endif /* GIONG_NET_LISTENER_H */

@@ -29,8 +29,8 @@ static void on_pool_dry(struct giong_bufpool_dry *d)
 	copy_off_pool(giong__container_of(d, struct giong__rxq, dry));
 }
 
-void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items, size_t max_bytes,
-		     void (*on_free)(struct giong__rxq *q))
+void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
+			 size_t max_bytes, void (*on_free)(struct giong__rxq *q))
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;
@@ -89,10 +89,10 @@ static void maybe_free(struct giong__rxq *q)
 
 static void pool_refilled(struct giong_bufpool_waiter *w)
 {
-	struct giong__rxq *q = (struct giong__rxq *)((char *)w - offsetof(struct giong__rxq, pool_wait));
+	struct giong__rxq *q = giong__container_of(w, struct giong__rxq, pool_wait);
 
 	q->wait_pool = false;
-	giong__rxq_arm(q);
+	giong__net_rxq_arm(q);
 }
 
 static void pause_receive(struct giong__rxq *q)
@@ -128,7 +128,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		q->cancel_sent = false;
 	}
 	/* notify() may call on_ready, which may close the socket; hold q so
-	 * that giong__rxq_close() does not free it under us: freed below. */
+	 * that giong__net_rxq_close() does not free it under us: freed below. */
 	q->held++;
 	if (flags & IORING_CQE_F_BUFFER) {
 		struct giong_recvbuf *b;
@@ -172,11 +172,11 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
 		else if (!q->paused && !q->wait_pool)
-			giong__rxq_arm(q); /* ended on its own: keep receiving */
+			giong__net_rxq_arm(q); /* ended on its own: keep receiving */
 	}
 }
 
-int giong__rxq_arm(struct giong__rxq *q)
+int giong__net_rxq_arm(struct giong__rxq *q)
 {
 	struct io_uring_sqe *sqe;
 	int ret;
@@ -201,7 +201,7 @@ int giong__rxq_arm(struct giong__rxq *q)
 	return ret;
 }
 
-struct giong_recvbuf *giong__rxq_front(struct giong__rxq *q)
+struct giong_recvbuf *giong__net_rxq_front(struct giong__rxq *q)
 {
 	return q->count ? q->items[q->head] : NULL;
 }
@@ -211,11 +211,11 @@ static void maybe_resume(struct giong__rxq *q)
 	if (q->paused && q->count <= q->max_items / 2 &&
 	    (!q->max_bytes || q->bytes <= q->max_bytes / 2)) {
 		q->paused = false;
-		giong__rxq_arm(q);
+		giong__net_rxq_arm(q);
 	}
 }
 
-struct giong_recvbuf *giong__rxq_pop(struct giong__rxq *q)
+struct giong_recvbuf *giong__net_rxq_pop(struct giong__rxq *q)
 {
 	struct giong_recvbuf *b;
 
@@ -229,13 +229,13 @@ struct giong_recvbuf *giong__rxq_pop(struct giong__rxq *q)
 	return b;
 }
 
-void giong__rxq_consumed(struct giong__rxq *q, size_t n)
+void giong__net_rxq_consumed(struct giong__rxq *q, size_t n)
 {
 	q->bytes -= n;
 	maybe_resume(q);
 }
 
-int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags)
+int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 {
 	for (;;) {
 		int ret;
@@ -254,7 +254,7 @@ int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 				q->err = 0;
 			return ret;
 		}
-		ret = giong__rxq_arm(q);
+		ret = giong__net_rxq_arm(q);
 		if (ret)
 			return ret;
 		/* On failure q may be gone (closed and freed meanwhile): leave. */
@@ -264,13 +264,13 @@ int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 	}
 }
 
-void giong__rxq_close(struct giong__rxq *q)
+void giong__net_rxq_close(struct giong__rxq *q)
 {
 	struct giong_recvbuf *b;
 
 	q->closing = true;
 	q->on_ready = NULL;
-	while ((b = giong__rxq_pop(q)))
+	while ((b = giong__net_rxq_pop(q)))
 		giong_recvbuf_release(b);
 	giong_bufpool_notify_cancel(&q->pool_wait);
 	q->wait_pool = false;

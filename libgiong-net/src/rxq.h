@@ -51,16 +51,16 @@ struct giong__rxq {
 };
 
 /* Set up @q on @fd. max_items/max_bytes: the backpressure bounds. */
-void giong__rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items, size_t max_bytes,
-		     void (*on_free)(struct giong__rxq *q));
+void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
+			 size_t max_bytes, void (*on_free)(struct giong__rxq *q));
 /* Arm the multishot receive if it should be and is not. 0 or -errno. */
-int giong__rxq_arm(struct giong__rxq *q);
+int giong__net_rxq_arm(struct giong__rxq *q);
 /* The oldest queued buffer (still queued), or NULL. */
-struct giong_recvbuf *giong__rxq_front(struct giong__rxq *q);
+struct giong_recvbuf *giong__net_rxq_front(struct giong__rxq *q);
 /* Remove the front buffer (the caller owns it now). */
-struct giong_recvbuf *giong__rxq_pop(struct giong__rxq *q);
+struct giong_recvbuf *giong__net_rxq_pop(struct giong__rxq *q);
 /* Account for @n bytes consumed from the front buffer in place. */
-void giong__rxq_consumed(struct giong__rxq *q, size_t n);
+void giong__net_rxq_consumed(struct giong__rxq *q, size_t n);
 /*
  * Park until something is queued, the stream ended, or an error. Arms the
  * receive first. @wait_flags go to giong_waitq_wait() (GIONG_WAIT_SHUTDOWN
@@ -69,9 +69,9 @@ void giong__rxq_consumed(struct giong__rxq *q, size_t n);
  * socket's error is reported once), or the wait's -ECANCELED, -ETIMEDOUT,
  * GIONG_ESHUTDOWN, -EBADF after close.
  */
-int giong__rxq_wait(struct giong__rxq *q, unsigned wait_flags);
+int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags);
 /* Give back what is queued, cancel the receive, and free through on_free
  * once the kernel confirms (maybe now). */
-void giong__rxq_close(struct giong__rxq *q);
+void giong__net_rxq_close(struct giong__rxq *q);
 
 #endif /* GIONG_NET_RXQ_H */

@@ -17,25 +17,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "giong_private.h"
 #include "sock.h"
+
+/* The socket stream whose base is @st (a socket stream's table only). */
+static inline struct giong__sock *to_sock(struct giong_stream *st)
+{
+	return giong__container_of(st, struct giong__sock, base);
+}
 
 static void ignore_cqe(void *ctx, int res, unsigned flags)
 {
 	(void)ctx;
 	(void)res;
 	(void)flags;
-}
-
-void giong__close_fd(int fd)
-{
-	struct io_uring_sqe *sqe = giong_sqe();
-
-	if (sqe) {
-		io_uring_prep_close(sqe, fd);
-		if (giong_op_start(sqe, ignore_cqe, NULL, NULL) == 0)
-			return;
-	}
-	close(fd);
 }
 
 static void sock_free_if_done(struct giong__sock *s)
@@ -46,7 +41,7 @@ static void sock_free_if_done(struct giong__sock *s)
 
 static void rx_freed(struct giong__rxq *q)
 {
-	struct giong__sock *s = (struct giong__sock *)((char *)q - offsetof(struct giong__sock, rxq));
+	struct giong__sock *s = giong__container_of(q, struct giong__sock, rxq);
 
 	s->rx_done = true;
 	sock_free_if_done(s);
@@ -60,14 +55,14 @@ static void rx_ready(void *ctx)
 		s->readable_fn(&s->base, s->readable_ctx);
 }
 
-struct giong__sock *giong__sock_of(const struct giong_stream *st)
+struct giong__sock *giong__net_sock_of(const struct giong_stream *st)
 {
-	if (!st || (st->ops != &giong__tcp_ops && st->ops != &giong__unix_ops))
+	if (!st || (st->ops != &giong__net_tcp_ops && st->ops != &giong__net_unix_ops))
 		return NULL;
-	return (struct giong__sock *)st;
+	return to_sock((struct giong_stream *)st);
 }
 
-int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret)
+int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret)
 {
 	struct giong__sock *s = calloc(1, sizeof(*s));
 
@@ -80,7 +75,7 @@ int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_str
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
 	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
-	giong__rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
+	giong__net_rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
 	s->rxq.on_ready_ctx = s;
 	*ret = &s->base;
 	return 0;
@@ -116,16 +111,16 @@ static void sock_leave(struct giong__sock *s)
 
 static ssize_t sock_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	ssize_t n;
 	int r;
 
 	*ret = NULL;
 	if ((r = sock_enter(s)))
 		return r;
-	r = giong__rxq_wait(&s->rxq, 0);
+	r = giong__net_rxq_wait(&s->rxq, 0);
 	if (r == 1) {
-		*ret = giong__rxq_pop(&s->rxq);
+		*ret = giong__net_rxq_pop(&s->rxq);
 		n = (ssize_t)giong_recvbuf_len(*ret);
 	} else {
 		n = r; /* 0: end of stream, or -errno */
@@ -148,7 +143,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 
 static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	struct giong__rxq *q = &s->rxq;
 	ssize_t n;
 	int r;
@@ -161,17 +156,17 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 		if (s->closing && n >= 0)
 			n = -EBADF; /* closed while parked: the stream is going away */
 	} else {
-		r = giong__rxq_wait(q, 0);
+		r = giong__net_rxq_wait(q, 0);
 		if (r == 1) {
-			struct giong_recvbuf *b = giong__rxq_front(q);
+			struct giong_recvbuf *b = giong__net_rxq_front(q);
 			size_t avail = giong_recvbuf_len(b);
 
 			n = (ssize_t)(avail < len ? avail : len);
 			memcpy(buf, giong_recvbuf_data(b), (size_t)n);
 			giong_recvbuf_consume(b, (size_t)n);
-			giong__rxq_consumed(q, (size_t)n);
+			giong__net_rxq_consumed(q, (size_t)n);
 			if (!giong_recvbuf_len(b))
-				giong_recvbuf_release(giong__rxq_pop(q));
+				giong_recvbuf_release(giong__net_rxq_pop(q));
 		} else {
 			n = r;
 		}
@@ -183,7 +178,7 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int niov,
 			   unsigned flags)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	struct io_uring_sqe *sqe;
 	struct msghdr mh;
 	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
@@ -229,7 +224,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 
 static int sock_shutdown(struct giong_stream *st, int how)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	struct io_uring_sqe *sqe;
 	int r;
 
@@ -250,7 +245,7 @@ static int sock_shutdown(struct giong_stream *st, int how)
 
 static int sock_close(struct giong_stream *st)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	struct io_uring_sqe *sqe;
 	int fd, r;
 
@@ -260,7 +255,7 @@ static int sock_close(struct giong_stream *st)
 		return r;
 	if (s->closing)
 		return -EBADF;
-	fd = s->fd; /* s may be freed by giong__rxq_close() below */
+	fd = s->fd; /* s may be freed by giong__net_rxq_close() below */
 	s->closing = true;
 	s->readable_fn = NULL;
 	/* Cancel everything in the kernel on this descriptor (the multishot
@@ -273,8 +268,8 @@ static int sock_close(struct giong_stream *st)
 		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
 	}
 	giong_waitq_wake_all(&s->write_wait, -EBADF);
-	giong__rxq_close(&s->rxq); /* may free s via rx_freed: s is gone */
-	giong__close_fd(fd);
+	giong__net_rxq_close(&s->rxq); /* may free s via rx_freed: s is gone */
+	giong_close_nowait(fd); /* batched with the tick; never left open */
 	return 0;
 }
 
@@ -307,10 +302,9 @@ static int defer_ready(struct giong__sock *s)
 	return r;
 }
 
-static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_stream *, void *),
-			    void *ctx)
+static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn, void *ctx)
 {
-	struct giong__sock *s = (struct giong__sock *)st;
+	struct giong__sock *s = to_sock(st);
 	int r;
 
 	if ((r = giong__owner_check(s->owner)))
@@ -328,15 +322,15 @@ static int sock_on_readable(struct giong_stream *st, void (*fn)(struct giong_str
 	 * loop rather than from inside the caller's task. */
 	if (s->rxq.count || s->rxq.eof || s->rxq.err)
 		return defer_ready(s);
-	return giong__rxq_arm(&s->rxq);
+	return giong__net_rxq_arm(&s->rxq);
 }
 
 static int sock_fd(const struct giong_stream *st)
 {
-	return ((const struct giong__sock *)st)->fd;
+	return to_sock((struct giong_stream *)st)->fd;
 }
 
-const struct giong_stream_ops giong__tcp_ops = {
+const struct giong_stream_ops giong__net_tcp_ops = {
 	.name = "tcp",
 	.recv = sock_recv,
 	.read = sock_read,
@@ -347,7 +341,7 @@ const struct giong_stream_ops giong__tcp_ops = {
 	.fd = sock_fd,
 };
 
-const struct giong_stream_ops giong__unix_ops = {
+const struct giong_stream_ops giong__net_unix_ops = {
 	.name = "unix",
 	.recv = sock_recv,
 	.read = sock_read,
@@ -358,8 +352,8 @@ const struct giong_stream_ops giong__unix_ops = {
 	.fd = sock_fd,
 };
 
-int giong__sock_connect(int family, const struct sockaddr *sa, socklen_t len,
-			const struct giong_stream_ops *ops, struct giong_stream **ret)
+int giong__net_sock_connect(int family, const struct sockaddr *sa, socklen_t len,
+			    const struct giong_stream_ops *ops, struct giong_stream **ret)
 {
 	struct giong_addr copy;
 	struct io_uring_sqe *sqe;
@@ -387,5 +381,5 @@ int giong__sock_connect(int family, const struct sockaddr *sa, socklen_t len,
 
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
-	return giong__sock_new(fd, ops, ret);
+	return giong__net_sock_new(fd, ops, ret);
 }

@@ -17,23 +17,20 @@ struct giong__sock {
 	bool rx_done; /* the receive queue has been freed by the kernel's word */
 	bool writing; /* a task is in a write: others queue on write_wait */
 	struct giong_waitq write_wait;
-	void (*readable_fn)(struct giong_stream *s, void *ctx);
+	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
 	struct giong__rxq rxq;
 };
 
-extern const struct giong_stream_ops giong__tcp_ops;
-extern const struct giong_stream_ops giong__unix_ops;
+extern const struct giong_stream_ops giong__net_tcp_ops;
+extern const struct giong_stream_ops giong__net_unix_ops;
 
 /* Wrap connected socket @fd (owned from now on) as a stream. */
-int giong__sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret);
+int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret);
 /* A giong__sock, or NULL if @s is not a socket stream. */
-struct giong__sock *giong__sock_of(const struct giong_stream *s);
+struct giong__sock *giong__net_sock_of(const struct giong_stream *s);
 /* Connect a new socket of @family to @sa through the ring. */
-int giong__sock_connect(int family, const struct sockaddr *sa, socklen_t len,
-			const struct giong_stream_ops *ops, struct giong_stream **ret);
-/* Close @fd through the ring (batched with the tick), or directly when the
- * worker no longer takes operations. */
-void giong__close_fd(int fd);
+int giong__net_sock_connect(int family, const struct sockaddr *sa, socklen_t len,
+			    const struct giong_stream_ops *ops, struct giong_stream **ret);
 
 #endif /* GIONG_NET_SOCK_H */

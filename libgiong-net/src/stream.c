@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* stream.c - giong_stream_*(): argument checks, then the stream's table. */
+/*
+ * stream.c - giong_stream_*(): argument checks, then the stream's table;
+ * for stacked streams (see Stacking in stream.h) the close of the whole
+ * stack and the questions that go down it.
+ */
 #include <errno.h>
 #include <limits.h>
+#include <sys/socket.h>
 
 #include <giong/net/stream.h>
+
+/* giong_stream._flags */
+#define KEEP_LOWER 1u /* giong_stream_close() leaves s->lower open */
 
 ssize_t giong_stream_recv(struct giong_stream *s, struct giong_recvbuf **ret)
 {
 	if (!s || !s->ops || !ret)
 		return -EINVAL;
+	if (!s->ops->recv) {
+		*ret = NULL;
+		return -ENOTSUP;
+	}
 	return s->ops->recv(s, ret);
 }
 
@@ -16,6 +28,8 @@ ssize_t giong_stream_read(struct giong_stream *s, void *buf, size_t len)
 {
 	if (!s || !s->ops || !buf || !len)
 		return -EINVAL;
+	if (!s->ops->read)
+		return -ENOTSUP;
 	return s->ops->read(s, buf, len);
 }
 
@@ -23,6 +37,8 @@ ssize_t giong_stream_writev(struct giong_stream *s, const struct iovec *iov, int
 {
 	if (!s || !s->ops || !iov || n <= 0 || n > IOV_MAX)
 		return -EINVAL;
+	if (!s->ops->writev)
+		return -ENOTSUP;
 	return s->ops->writev(s, iov, n, 0);
 }
 
@@ -32,6 +48,8 @@ ssize_t giong_stream_write(struct giong_stream *s, const void *buf, size_t len)
 
 	if (!s || !s->ops || (!buf && len))
 		return -EINVAL;
+	if (!s->ops->writev)
+		return -ENOTSUP;
 	/* Nothing to send: done, as giong_stream_write_all() says too. */
 	if (!len)
 		return 0;
@@ -44,6 +62,8 @@ ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf, size_t l
 
 	if (!s || !s->ops || (!buf && len))
 		return -EINVAL;
+	if (!s->ops->writev)
+		return -ENOTSUP;
 	while (done < len) {
 		struct iovec iov = {(char *)buf + done, len - done};
 		ssize_t n = s->ops->writev(s, &iov, 1, GIONG_WRITE_ALL);
@@ -61,18 +81,62 @@ int giong_stream_shutdown(struct giong_stream *s, int how)
 {
 	if (!s || !s->ops)
 		return -EINVAL;
+	if (!s->ops->shutdown)
+		return -ENOTSUP;
 	return s->ops->shutdown(s, how);
+}
+
+/* The streams giong_stream_close(@s) would close: 0 if each has a table with
+ * a close and there are at most GIONG_STREAM_MAX_DEPTH of them. Checked
+ * before anything is closed, so that a bad stack is refused untouched. */
+static int check_close_stack(const struct giong_stream *s)
+{
+	for (unsigned depth = 0; s; depth++) {
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!s->ops)
+			return -EINVAL;
+		if (!s->ops->close)
+			return -ENOTSUP;
+		s = (s->_flags & KEEP_LOWER) ? NULL : s->lower;
+	}
+	return 0;
 }
 
 int giong_stream_close(struct giong_stream *s)
 {
-	if (!s || !s->ops)
+	int r;
+
+	if (!s)
 		return -EINVAL;
-	return s->ops->close(s);
+	if ((r = check_close_stack(s)))
+		return r;
+	while (s) {
+		/* Read before the close: it frees s. */
+		struct giong_stream *lower = (s->_flags & KEEP_LOWER) ? NULL : s->lower;
+
+		if ((r = s->ops->close(s)))
+			return r; /* nothing done to s, nor to what is beneath it */
+		s = lower;
+	}
+	return 0;
 }
 
-int giong_stream_on_readable(struct giong_stream *s, void (*fn)(struct giong_stream *, void *),
-			     void *ctx)
+int giong_stream_keep_lower(struct giong_stream *s, struct giong_stream **lower)
+{
+	if (lower)
+		*lower = NULL;
+	if (!s)
+		return -EINVAL;
+	if (!s->lower)
+		return -ENOTSUP;
+	s->_flags |= KEEP_LOWER;
+	if (lower)
+		*lower = s->lower;
+	return 0;
+}
+
+int giong_stream_on_readable(struct giong_stream *s, giong_stream_readable_fn fn, void *ctx)
 {
 	if (!s || !s->ops)
 		return -EINVAL;
@@ -83,9 +147,47 @@ int giong_stream_on_readable(struct giong_stream *s, void (*fn)(struct giong_str
 
 int giong_stream_fd(const struct giong_stream *s)
 {
-	if (!s || !s->ops)
+	if (!s)
 		return -EINVAL;
-	return s->ops->fd ? s->ops->fd(s) : -ENOTSUP;
+	/* Down the stack to the first stream that answers. */
+	for (unsigned depth = 0; s; depth++, s = s->lower) {
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!s->ops)
+			return -EINVAL;
+		if (s->ops->fd) {
+			int fd = s->ops->fd(s);
+
+			if (fd != -ENOTSUP)
+				return fd;
+		}
+	}
+	return -ENOTSUP;
+}
+
+static int sock_addr(const struct giong_stream *s, struct giong_addr *out, bool peer)
+{
+	int fd, r;
+
+	if (!s || !out)
+		return -EINVAL;
+	fd = giong_stream_fd(s);
+	if (fd < 0)
+		return fd;
+	out->len = sizeof(out->ss);
+	r = peer ? getpeername(fd, (struct sockaddr *)&out->ss, &out->len)
+		 : getsockname(fd, (struct sockaddr *)&out->ss, &out->len);
+	return r ? -errno : 0;
+}
+
+int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out)
+{
+	return sock_addr(s, out, true);
+}
+
+int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out)
+{
+	return sock_addr(s, out, false);
 }
 
 const char *giong_stream_kind(const struct giong_stream *s)

@@ -18,10 +18,10 @@ int giong_tcp_listen_addr(const struct giong_addr *addr, const struct giong_list
 	*ret = NULL;
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
-	fd = giong__listen_socket(addr, opts);
+	fd = giong__net_listen_socket(addr, opts);
 	if (fd < 0)
 		return fd;
-	r = giong__listener_new(fd, false, NULL, opts, ret);
+	r = giong__net_listener_new(fd, false, NULL, opts, ret);
 	if (r)
 		close(fd);
 	return r;
@@ -47,8 +47,8 @@ int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **
 	*ret = NULL;
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
-	return giong__sock_connect(addr->ss.ss_family, (const struct sockaddr *)&addr->ss,
-				   addr->len, &giong__tcp_ops, ret);
+	return giong__net_sock_connect(addr->ss.ss_family, (const struct sockaddr *)&addr->ss,
+				       addr->len, &giong__net_tcp_ops, ret);
 }
 
 int giong_tcp_connect(const char *text, struct giong_stream **ret)
@@ -65,37 +65,23 @@ int giong_tcp_connect(const char *text, struct giong_stream **ret)
 
 int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 {
-	struct giong__sock *s = giong__sock_of(st);
 	int v = on;
 
 	if (!st)
 		return -EINVAL;
-	if (!s || st->ops != &giong__tcp_ops)
-		return -ENOTSUP;
-	return setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
-}
+	/* Down the stack (TLS over TCP) to the first socket stream. */
+	for (unsigned depth = 0; st; depth++, st = st->lower) {
+		struct giong__sock *s;
 
-static int sock_addr(const struct giong_stream *st, struct giong_addr *out, bool peer)
-{
-	struct giong__sock *s = giong__sock_of(st);
-	int r;
-
-	if (!st || !out)
-		return -EINVAL;
-	if (!s)
-		return -ENOTSUP;
-	out->len = sizeof(out->ss);
-	r = peer ? getpeername(s->fd, (struct sockaddr *)&out->ss, &out->len)
-		 : getsockname(s->fd, (struct sockaddr *)&out->ss, &out->len);
-	return r ? -errno : 0;
-}
-
-int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out)
-{
-	return sock_addr(s, out, true);
-}
-
-int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out)
-{
-	return sock_addr(s, out, false);
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!st->ops)
+			return -EINVAL;
+		if (!(s = giong__net_sock_of(st)))
+			continue;
+		if (st->ops != &giong__net_tcp_ops)
+			return -ENOTSUP; /* a Unix stream */
+		return setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
+	}
+	return -ENOTSUP;
 }

@@ -30,7 +30,7 @@
  * (connected) through giong_io(). UDP needs no round trip to connect, so
  * giong_udp_connect() calls connect(2) directly.
  *
- * Closing: giong__rxq_close() gives back what is queued and cancels the
+ * Closing: giong__net_rxq_close() gives back what is queued and cancels the
  * multishot; the struct is freed, and the descriptor closed, from the rxq's
  * on_free callback once the kernel confirms the multishot is over (maybe at
  * once). The descriptor is not closed earlier because closing it would not
@@ -52,6 +52,7 @@
 #include <giong/net/addr.h>
 #include <giong/net/udp.h>
 
+#include "giong_private.h"
 #include "owner.h"
 #include "rxq.h"
 
@@ -67,7 +68,7 @@
 #define UDP_DEFAULT_MAX_QUEUED 256
 
 struct giong_udp {
-	struct giong__rxq q; /* first: on_free gets &u->q */
+	struct giong__rxq q; /* on_free gets &u->q */
 	int fd;
 	pthread_t owner; /* the worker's thread (owner.h) */
 	bool multishot; /* recv_from() was used: datagrams come through q */
@@ -98,7 +99,7 @@ static bool addr_ok(const struct giong_addr *a)
 
 static void udp_on_free(struct giong__rxq *q)
 {
-	struct giong_udp *u = (struct giong_udp *)q;
+	struct giong_udp *u = giong__container_of(q, struct giong_udp, q);
 
 	/* The kernel is done with q (and q->mh): the multishot is over. */
 	close(u->fd);
@@ -158,9 +159,9 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	u->fd = fd;
 	u->owner = giong__owner_self();
 	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
-	giong__rxq_init(&u->q, fd, true,
-			opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED, 0,
-			udp_on_free);
+	giong__net_rxq_init(&u->q, fd, true,
+			    opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED,
+			    0, udp_on_free);
 	*ret = u;
 	return 0;
 }
@@ -209,7 +210,7 @@ int giong_udp_close(struct giong_udp *u)
 		return r;
 	/* Releases what is queued, cancels the multishot, and calls
 	 * udp_on_free() now or once the kernel confirms. */
-	giong__rxq_close(&u->q);
+	giong__net_rxq_close(&u->q);
 	return 0;
 }
 
@@ -225,7 +226,7 @@ int giong_udp_close(struct giong_udp *u)
 static ssize_t take_datagram(struct giong_udp *u, struct giong_recvbuf **ret,
 			     struct giong_addr *from, unsigned *flags)
 {
-	struct giong_recvbuf *b = giong__rxq_pop(&u->q);
+	struct giong_recvbuf *b = giong__net_rxq_pop(&u->q);
 	size_t len = giong_recvbuf_len(b);
 	struct io_uring_recvmsg_out *o;
 	struct udp_hdr h;
@@ -270,7 +271,7 @@ ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf **ret,
 	if ((r = giong__owner_check(u->owner)))
 		return r;
 	u->multishot = true; /* from now on every datagram comes through q */
-	r = giong__rxq_wait(&u->q, GIONG_WAIT_SHUTDOWN);
+	r = giong__net_rxq_wait(&u->q, GIONG_WAIT_SHUTDOWN);
 	if (r < 0)
 		return r;
 	return take_datagram(u, ret, from, flags);
@@ -290,7 +291,7 @@ static ssize_t read_queued(struct giong_udp *u, void *buf, size_t len, struct gi
 	ssize_t n;
 	int r;
 
-	r = giong__rxq_wait(&u->q, 0);
+	r = giong__net_rxq_wait(&u->q, 0);
 	if (r < 0)
 		return r;
 	n = take_datagram(u, &b, from, &f);

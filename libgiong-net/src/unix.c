@@ -63,14 +63,14 @@ int giong_unix_listen(const char *name, const struct giong_listen_options *opts,
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
 	path = name[0] != '@';
-	fd = giong__listen_socket(&a, opts);
+	fd = giong__net_listen_socket(&a, opts);
 	if (fd == -EADDRINUSE && path && stale_socket(&a, name)) {
 		unlink(name);
-		fd = giong__listen_socket(&a, opts);
+		fd = giong__net_listen_socket(&a, opts);
 	}
 	if (fd < 0)
 		return fd;
-	r = giong__listener_new(fd, true, path ? name : NULL, opts, ret);
+	r = giong__net_listener_new(fd, true, path ? name : NULL, opts, ret);
 	if (r) {
 		close(fd);
 		if (path)
@@ -92,8 +92,8 @@ int giong_unix_connect(const char *name, struct giong_stream **ret)
 		return r;
 	if (giong_worker_index() < 0)
 		return GIONG_ENOTWORKER;
-	return giong__sock_connect(AF_UNIX, (const struct sockaddr *)&a.ss, a.len, &giong__unix_ops,
-				   ret);
+	return giong__net_sock_connect(AF_UNIX, (const struct sockaddr *)&a.ss, a.len,
+				       &giong__net_unix_ops, ret);
 }
 
 int giong_unix_pair(struct giong_stream **a, struct giong_stream **b)
@@ -107,12 +107,12 @@ int giong_unix_pair(struct giong_stream **a, struct giong_stream **b)
 		return GIONG_ENOTWORKER;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	r = giong__sock_new(sv[0], &giong__unix_ops, a);
+	r = giong__net_sock_new(sv[0], &giong__net_unix_ops, a);
 	if (r) {
 		close(sv[1]);
 		return r;
 	}
-	r = giong__sock_new(sv[1], &giong__unix_ops, b);
+	r = giong__net_sock_new(sv[1], &giong__net_unix_ops, b);
 	if (r) {
 		giong_stream_close(*a);
 		*a = NULL;

@@ -156,7 +156,7 @@ static void close_deferred_main(unsigned w, void *arg)
 	giong_waitq_init(&rc->wq);
 	if ((rc->setup = giong_unix_pair(&a, &b)))
 		return;
-	sb = giong__sock_of(b);
+	sb = giong__net_sock_of(b);
 	/* A callback that only counts keeps the receive armed meanwhile. */
 	rc->on_ret = giong_stream_on_readable(b, on_readable, rc);
 	giong_stream_write_all(a, "hi", 2);
@@ -402,9 +402,9 @@ static void wrong_thread_main(unsigned w, void *arg)
 	    (o->setup = giong_spawn(parked_reader, o, &t)))
 		return;
 	end = giong_now_ms() + GUARD_MS;
-	while (giong_waitq_empty(&giong__sock_of(o->b)->rxq.waiters) && giong_now_ms() < end)
+	while (giong_waitq_empty(&giong__net_sock_of(o->b)->rxq.waiters) && giong_now_ms() < end)
 		giong_yield();
-	o->parked = !giong_waitq_empty(&giong__sock_of(o->b)->rxq.waiters);
+	o->parked = !giong_waitq_empty(&giong__net_sock_of(o->b)->rxq.waiters);
 
 	/* A plain thread, while this worker waits for it without running
 	 * anything: whatever it did would show below. */

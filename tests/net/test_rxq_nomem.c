@@ -79,7 +79,7 @@ static void stream_main(unsigned w, void *arg)
 		free(buf);
 		return;
 	}
-	q = &giong__sock_of(b)->rxq;
+	q = &giong__net_sock_of(b)->rxq;
 	/* The receive stays armed with nobody reading: everything that
 	 * arrives is queued, the ninth buffer needs a bigger ring. */
 	nm->setup = giong_stream_on_readable(b, wake_reader, nm);

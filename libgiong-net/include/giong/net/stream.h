@@ -30,6 +30,35 @@
  * socket streams (TCP, Unix), recv, read, write, writev, write_all,
  * shutdown, close and on_readable called on any other thread touch nothing
  * and return GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
+ *
+ * Stacking: a stream may be built over another one, its @lower (TLS over a
+ * TCP stream; a stack may be deeper). The contract:
+ *  - Making an upper stream over a lower one hands the lower to the upper:
+ *    until the upper is closed, the caller uses the upper only and never
+ *    reads, writes or closes the lower itself. The upper does its I/O
+ *    through the lower's giong_stream_*() calls, never through a descriptor.
+ *    (An upper whose constructor fails leaves the lower to its caller.) All
+ *    streams of a stack belong to one worker.
+ *  - giong_stream_close(upper) closes the whole stack: first the upper
+ *    (its table's close, which must not close @lower), then @lower with
+ *    giong_stream_close(), and so on down. An upper told
+ *    giong_stream_keep_lower() stops there: its lower stays open and is the
+ *    caller's again once the upper is closed (bytes the upper had already
+ *    taken from it, a TLS record read ahead say, went with the upper).
+ *  - If the upper's close fails (GIONG_ENOTWORKER, -EPERM, -EBADF), nothing
+ *    was done: the caller still owns the upper and, through it, the rest of
+ *    the stack. If the upper was closed but a stream beneath failed to
+ *    close, that error is returned: the upper is gone, and the stack is
+ *    closed down to the stream that failed, which is left as it was.
+ *  - Questions about the connection - giong_stream_fd(),
+ *    giong_stream_peer_addr(), giong_stream_local_addr(),
+ *    giong_tcp_set_nodelay() - go down the stack to the first stream that
+ *    can answer, so that HTTP over TLS sees the client's socket. Receiving,
+ *    reading, writing, shutdown and on_readable are never passed down: only
+ *    the upper knows what it holds (TLS: plaintext already decrypted). A
+ *    table entry that is NULL there gives -ENOTSUP.
+ *  - A stack is at most GIONG_STREAM_MAX_DEPTH streams deep: a deeper one
+ *    (or a stream that is its own lower) gives -ELOOP and nothing is done.
  */
 #ifndef GIONG_NET_STREAM_H
 #define GIONG_NET_STREAM_H
@@ -40,6 +69,7 @@
 #include <sys/uio.h>
 
 #include <giong/core/api.h>
+#include <giong/net/addr.h>
 
 GIONG_BEGIN_DECLS
 
@@ -51,6 +81,15 @@ enum {
 	GIONG_WRITE_ALL = 1u << 0, /* send everything before returning (MSG_WAITALL) */
 };
 
+/* The most streams one stack holds (TLS over TCP is 2), see Stacking. */
+#define GIONG_STREAM_MAX_DEPTH 16
+
+/*
+ * The readable callback of giong_stream_on_readable(): called on the worker,
+ * outside any task, with the stream and the caller's @ctx. Must not park.
+ */
+typedef void (*giong_stream_readable_fn)(struct giong_stream *s, void *ctx);
+
 /* The operations of one kind of stream. A static const table per kind. */
 struct giong_stream_ops {
 	const char *name; /* "tcp", "unix", "tls" */
@@ -59,17 +98,25 @@ struct giong_stream_ops {
 	ssize_t (*writev)(struct giong_stream *s, const struct iovec *iov, int n,
 			  unsigned flags);                                         /* may suspend */
 	int (*shutdown)(struct giong_stream *s, int how);                          /* may suspend */
-	int (*close)(struct giong_stream *s);    /* frees s; must not close s->lower */
-	int (*set_on_readable)(struct giong_stream *s, void (*fn)(struct giong_stream *, void *),
+	/* Frees s (now, or once nothing is in flight on it); must not close
+	 * s->lower, which giong_stream_close() closes after it. Returns 0, or
+	 * -errno having done nothing. Does not suspend. */
+	int (*close)(struct giong_stream *s);
+	int (*set_on_readable)(struct giong_stream *s, giong_stream_readable_fn fn,
 			       void *ctx);       /* optional: NULL */
-	int (*fd)(const struct giong_stream *s); /* optional: NULL */
+	/* optional: NULL (or -ENOTSUP) asks s->lower */
+	int (*fd)(const struct giong_stream *s);
 };
 
-/* FIRST member of every implementation. */
+/*
+ * FIRST member of every implementation, zeroed but for ops (and lower) when
+ * the stream is made.
+ */
 struct giong_stream {
 	const struct giong_stream_ops *ops;
 	struct giong_stream *lower; /* the stream beneath (TLS over TCP) or NULL */
 	void *data;                 /* the user's pointer; giong never touches it */
+	unsigned _flags;            /* private: giong_stream_keep_lower() */
 };
 
 /*
@@ -115,14 +162,29 @@ GIONG_API ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf
 GIONG_API int giong_stream_shutdown(struct giong_stream *s, int how);
 
 /*
- * giong_stream_close() - close @s and free it (takes ownership). Buffers
- * queued on it go back to the pool; its pending receive is cancelled and
- * its memory freed only once the kernel confirms. May be called from its
- * own readable callback. Returns 0, -EINVAL for NULL, or GIONG_ENOTWORKER
- * (not on a worker) / -EPERM (on another worker): then nothing was done
- * and the caller still owns @s. Does not suspend. Owner worker only.
+ * giong_stream_close() - close @s and free it (takes ownership), then the
+ * streams beneath it (see Stacking at the top of this header), unless it was
+ * told giong_stream_keep_lower(). Buffers queued on it go back to the pool;
+ * its pending receive is cancelled and its memory freed only once the
+ * kernel confirms. May be called from its own readable callback. Returns 0,
+ * -EINVAL for NULL (or a stream with no table), -ENOTSUP (a table without
+ * close), -ELOOP (a stack deeper than GIONG_STREAM_MAX_DEPTH), or
+ * GIONG_ENOTWORKER (not on a worker) / -EPERM (on another worker): then
+ * nothing was done and the caller still owns @s. An error from a stream
+ * beneath @s, once @s itself was closed, is returned as it is. Does not
+ * suspend. Owner worker only.
  */
 GIONG_API int giong_stream_close(struct giong_stream *s);
+
+/*
+ * giong_stream_keep_lower() - when @s is closed, leave the stream beneath it
+ * open: it is the caller's again from then on (and not before: @s does its
+ * I/O through it until then). Stores that stream in *@lower (may be NULL
+ * if the caller kept its own pointer). Calling it again changes nothing.
+ * Returns 0, -EINVAL (NULL @s), or -ENOTSUP (@s has no lower stream).
+ * Owner worker only.
+ */
+GIONG_API int giong_stream_keep_lower(struct giong_stream *s, struct giong_stream **lower);
 
 /*
  * giong_stream_on_readable() - hold @s with no task on it: its multishot
@@ -131,17 +193,33 @@ GIONG_API int giong_stream_close(struct giong_stream *s);
  * stream arrive while no task waits in recv/read. Called once per arrival
  * until a task reads; @fn may close @s. NULL @fn removes it. An idle stream
  * held this way costs no stack and no pool buffer. Returns 0, -EINVAL,
- * -ENOTSUP for streams that cannot (TLS), GIONG_ENOTWORKER / -EPERM off the
- * owner worker. Owner worker only.
+ * -ENOTSUP for streams that cannot (never passed to the stream beneath, see
+ * Stacking), GIONG_ENOTWORKER / -EPERM off the owner worker. Owner worker
+ * only.
  */
-GIONG_API int giong_stream_on_readable(struct giong_stream *s,
-				       void (*fn)(struct giong_stream *s, void *ctx), void *ctx);
+GIONG_API int giong_stream_on_readable(struct giong_stream *s, giong_stream_readable_fn fn,
+				       void *ctx);
 
-/* giong_stream_fd() - the socket descriptor beneath, or -ENOTSUP. Borrowed:
- * do not close it. */
+/*
+ * giong_stream_fd() - the socket descriptor beneath @s: its own, or that of
+ * the first stream down the stack that has one. Borrowed: do not close it.
+ * Returns the descriptor, -EINVAL (NULL @s, or a stream in the stack with no
+ * table), -ENOTSUP (no stream in the stack has one), -ELOOP.
+ */
 GIONG_API int giong_stream_fd(const struct giong_stream *s);
 
-/* giong_stream_kind() - "tcp", "unix", ...; "invalid" for NULL. */
+/*
+ * giong_stream_peer_addr() / giong_stream_local_addr() - the peer's and the
+ * local address of the socket beneath @s (giong_stream_fd(), so through TLS
+ * too) into @out (caller storage). Return 0, -EINVAL (NULL @s or @out),
+ * -ENOTSUP (no socket beneath), -ELOOP, or -errno of getpeername(2) /
+ * getsockname(2) (-ENOTCONN once the peer reset the connection, say).
+ */
+GIONG_API int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out);
+GIONG_API int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out);
+
+/* giong_stream_kind() - "tcp", "unix", ... of @s itself (not of the
+ * streams beneath); "invalid" for NULL. */
 GIONG_API const char *giong_stream_kind(const struct giong_stream *s);
 
 GIONG_END_DECLS

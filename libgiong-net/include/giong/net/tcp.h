@@ -89,14 +89,17 @@ GIONG_API int giong_tcp_connect(const char *addr, struct giong_stream **ret);
 /* giong_tcp_connect_addr() - the same from a struct giong_addr. */
 GIONG_API int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **ret);
 
-/* giong_tcp_set_nodelay() - TCP_NODELAY on or off. Returns 0, -EINVAL or
- * -ENOTSUP for a stream that is not TCP. */
+/*
+ * giong_tcp_set_nodelay() - TCP_NODELAY on or off on the TCP socket beneath
+ * @s: @s itself, or the first socket stream down its stack (TLS over TCP,
+ * see Stacking in stream.h). Returns 0, -EINVAL (NULL @s, or a stream in the
+ * stack with no table), -ENOTSUP (the socket beneath is not TCP, or there is
+ * none), -ELOOP, or -errno of setsockopt(2).
+ */
 GIONG_API int giong_tcp_set_nodelay(struct giong_stream *s, bool on);
 
-/* giong_stream_peer_addr() / giong_stream_local_addr() - the addresses of a
- * socket stream. Return 0, -EINVAL, -ENOTSUP, or -errno of getpeername(2). */
-GIONG_API int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out);
-GIONG_API int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out);
+/* giong_stream_peer_addr() and giong_stream_local_addr() are declared in
+ * <giong/net/stream.h>: they work on any stream over a socket. */
 
 GIONG_END_DECLS
 
