@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* error.c - giong_strerror() and giong_err_name(): static strings only. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <giong/core.h>
 
-#include "internal.h"
-
 /* errno names for the codes giong returns most; others fall back to
- * strerrordesc_np() for the text and "errno" for the name. */
+ * strerrordesc_np() for the text and "unknown" for the name. */
 #define GIONG__ERRNO_NAMES(XX)                                                                     \
 	XX(EPERM) XX(ENOENT) XX(EINTR) XX(EIO) XX(EBADF) XX(EAGAIN) XX(ENOMEM) XX(EACCES)          \
 	XX(EFAULT) XX(EBUSY) XX(EEXIST) XX(ENOTDIR) XX(EISDIR) XX(EINVAL) XX(EMFILE) XX(ENFILE)    \
@@ -21,6 +20,8 @@
 
 const char *giong_strerror(int err)
 {
+	if (err == INT_MIN)
+		return "unknown error"; /* no errno, and -INT_MIN would overflow */
 	if (err > 0)
 		err = -err;
 	switch (err) {

@@ -153,7 +153,7 @@ static void test_zero_and_unknown(void **state)
 {
 	/* Values no errno and no GIONG_E* code has. */
 	static const int unknown[] = {
-		-4000, -4007, -4094, -4095, -1000, -99999, 99999, INT_MAX, -INT_MAX,
+		-4000, -4007, -4094, -4095, -1000, -99999, 99999, INT_MAX, -INT_MAX, INT_MIN,
 	};
 	const char *zero = giong_strerror(0);
 

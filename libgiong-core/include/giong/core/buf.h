@@ -57,8 +57,9 @@ GIONG_API int giong_recvbuf_alloc(size_t cap, struct giong_recvbuf **ret);
 
 /*
  * giong_recvbuf_tail() - where to write more bytes into heap buffer @b (from
- * giong_recvbuf_alloc(), or a copy), and in *@room how many fit. NULL (and
- * *@room 0) for a pool buffer, which is the kernel's to fill, or a NULL @b.
+ * giong_recvbuf_alloc(), or a copy, which is made full: room 0), and in
+ * *@room how many fit. NULL (and *@room 0) for a pool buffer, which is the
+ * kernel's to fill, or a NULL @b.
  */
 GIONG_API void *giong_recvbuf_tail(struct giong_recvbuf *b, size_t *room);
 
