@@ -45,6 +45,9 @@ static struct giong__fiber *pop_ready(struct giong__worker *w)
 	return f;
 }
 
+/* The oldest waiter of a non-empty list of waiters linked through @member. */
+#define first_waiter(list, member) giong__container_of((list)->first, struct giong__waiter, member)
+
 /* --------------------------------------------------------------- fibers */
 
 void giong__fiber_free(struct giong__worker *w, struct giong__fiber *f)
@@ -81,7 +84,7 @@ static void fiber_entry(void *arg)
 	 * off it. */
 	f->finished = true;
 	while (!giong__list_empty(&f->joiners._waiters))
-		giong__waiter_wake(w, giong__container_of(f->joiners._waiters.first, struct giong__waiter, link), 0);
+		giong__waiter_wake(w, first_waiter(&f->joiners._waiters, link), 0);
 	giong__list_remove(&w->all, &f->all_link);
 	/* The call up: the worker's last task ended (runtime.c decides whether
 	 * it was the last anywhere and wakes every worker then). */
@@ -273,8 +276,7 @@ void giong__cancel_all_fibers(struct giong__worker *w)
 void giong__wake_shutdown_waiters(struct giong__worker *w)
 {
 	while (!giong__list_empty(&w->sd_waiters))
-		giong__waiter_wake(w, giong__container_of(w->sd_waiters.first, struct giong__waiter, sd_link),
-				   GIONG_ESHUTDOWN);
+		giong__waiter_wake(w, first_waiter(&w->sd_waiters, sd_link), GIONG_ESHUTDOWN);
 }
 
 void giong__yield_raw(struct giong__worker *w)
