@@ -230,8 +230,10 @@ while [ $# -ge 3 ]; do
 	missing=$(comm -23 <(printf '%s\n' "$declared" | awk NF) <(printf '%s\n' "$listed"))
 	for n in $missing; do
 		w=$(where "$n")
-		libfail "$(rel "${w%:*}"):${w##*:} declares $n GIONG_API, but $symrel does not list it," \
-			"so $sofile does not export it: add \"	$n;\" to $symrel (under its header's comment)"
+		f=${w%:*} inc=
+		for d in "${dirs[@]}"; do [[ $f == "$d"/* ]] && inc=${f#"$d"/}; done
+		libfail "$(rel "$f"):${w##*:} declares $n GIONG_API, but $symrel does not list it," \
+			"so $sofile does not export it: add \"	$n;\" to $symrel (under /* <$inc> */)"
 	done
 	# exported, not declared GIONG_API in this library's headers
 	for n in $(comm -23 <(printf '%s\n' "$names" | awk NF) <(printf '%s\n' "$declared")); do
