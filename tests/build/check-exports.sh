@@ -17,6 +17,7 @@
 # MANIFEST (tests/build/CMakeLists.txt) gives "root - <source dir>", "inc <lib> <dir>" and
 # "sym <lib> <version script>".
 set -euo pipefail
+trap 'echo "check-exports.sh: stopped by an error at line $LINENO (a bug of this script)" >&2' ERR
 nm=$1 manifest=$2
 shift 2
 
@@ -113,7 +114,7 @@ api_decls() {
 			if (out ~ /GIONG_API/ && !at) at = NR
 			buf = buf " " out
 		}' "$f"
-	done < <(for d in "$@"; do [ -d "$d" ] && find "$d" -name '*.h'; done | sort)
+	done < <(for d in "$@"; do if [ -d "$d" ]; then find "$d" -name '*.h'; fi; done | sort)
 }
 
 status=0
@@ -128,7 +129,7 @@ while [ $# -ge 3 ]; do
 	sofile=$soname
 	sym=${syms[$lib]:-}
 	dirs=()
-	while IFS= read -r d; do [ -n "$d" ] && dirs+=("$d"); done <<<"${incs[$lib]:-}"
+	while IFS= read -r d; do if [ -n "$d" ]; then dirs+=("$d"); fi; done <<<"${incs[$lib]:-}"
 	lib_ok=1
 	libfail() {
 		fail "$@"
@@ -203,7 +204,7 @@ while [ $# -ge 3 ]; do
 	decls=$(api_decls "${dirs[@]}")
 	declared=$(printf '%s\n' "$decls" | awk -F'\t' 'NF { print $1 }' | sort -u)
 	where() { printf '%s\n' "$decls" | awk -F'\t' -v n="$1" '$1 == n { print $2; exit }'; }
-	hdrdirs=$(for d in "${dirs[@]}"; do [[ $d == "$root"/* ]] && printf '%s ' "$(rel "$d")"; done)
+	hdrdirs=$(for d in "${dirs[@]}"; do if [[ $d == "$root"/* ]]; then printf '%s ' "$(rel "$d")"; fi; done)
 	hdrdirs=${hdrdirs% }
 	[ -n "$hdrdirs" ] || hdrdirs="include/"
 
@@ -231,7 +232,7 @@ while [ $# -ge 3 ]; do
 	for n in $missing; do
 		w=$(where "$n")
 		f=${w%:*} inc=
-		for d in "${dirs[@]}"; do [[ $f == "$d"/* ]] && inc=${f#"$d"/}; done
+		for d in "${dirs[@]}"; do if [[ $f == "$d"/* ]]; then inc=${f#"$d"/}; fi; done
 		libfail "$(rel "$f"):${w##*:} declares $n GIONG_API, but $symrel does not list it," \
 			"so $sofile does not export it: add \"	$n;\" to $symrel (under /* <$inc> */)"
 	done
