@@ -4,6 +4,7 @@
 #   make asan      the same in build-asan/ with ASan+UBSan (Debug)
 #   make tsan      the same in build-tsan/ with TSan (Debug)
 #   make package   the Debian packages, into build/packages/
+#   make format    clang-format -i the C sources and headers (tools/check format checks them)
 #   make clean     remove the build directories
 # CMAKE_ARGS="-DGIONG_WERROR=ON ..." is passed to every configure; CTEST_ARGS to ctest.
 
@@ -13,10 +14,13 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 JOBS       ?= $(shell nproc)
 ARGS       ?=
+CLANG_FORMAT ?= clang-format
+# The files tools/check format checks (its format_files()): C only, no .S, no C++.
+FORMAT_DIRS  = libgiong-*/src libgiong-*/include private tests tools
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure build run test asan tsan package clean
+.PHONY: all deps configure build run test asan tsan package format clean
 
 all: build
 
@@ -50,6 +54,10 @@ tsan:
 package: build
 	rm -f $(BUILD)/packages/*.deb
 	cd $(BUILD) && cpack -G DEB
+
+format:
+	find $(FORMAT_DIRS) -type f \( -name '*.c' -o -name '*.h' \) -print0 | \
+		xargs -0 $(CLANG_FORMAT) -i
 
 clean:
 	rm -rf build build-asan build-tsan
