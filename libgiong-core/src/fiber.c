@@ -19,19 +19,6 @@
 
 /* ------------------------------------------------------------ run queue */
 
-void giong__make_ready(struct giong__worker *w, struct giong__fiber *f)
-{
-	if (f->queued)
-		return;
-	f->queued = true;
-	f->run_next = NULL;
-	if (w->run_tail)
-		w->run_tail->run_next = f;
-	else
-		w->run_head = f;
-	w->run_tail = f;
-}
-
 static struct giong__fiber *pop_ready(struct giong__worker *w)
 {
 	struct giong__fiber *f = w->run_head;
@@ -277,19 +264,4 @@ void giong__wake_shutdown_waiters(struct giong__worker *w)
 {
 	while (!giong__list_empty(&w->sd_waiters))
 		giong__waiter_wake(w, first_waiter(&w->sd_waiters, sd_link), GIONG_ESHUTDOWN);
-}
-
-void giong__yield_raw(struct giong__worker *w)
-{
-	struct giong__fiber *f = w->current;
-	struct giong__wait wt;
-
-	memset(&wt, 0, sizeof(wt));
-	wt.kind = GIONG__WAIT_READY;
-	wt.f = f;
-	giong__make_ready(w, f);
-	f->wait = &wt;
-	w->stats.switches++;
-	giong__ctx_switch(&f->ctx, &w->sched_ctx);
-	f->wait = NULL;
 }

@@ -75,7 +75,6 @@ int giong__spawn(struct giong__worker *w, giong_task_fn fn, void *arg, bool deta
 		 struct giong__fiber **ret);
 /* Run the fibers ready at the start of the call, once each. */
 void giong__run_ready(struct giong__worker *w);
-void giong__make_ready(struct giong__worker *w, struct giong__fiber *f);
 /* Free a finished, joined or detached fiber's struct (into the cache). */
 void giong__fiber_free(struct giong__worker *w, struct giong__fiber *f);
 void giong__fiber_cache_fini(struct giong__worker *w);
@@ -92,9 +91,6 @@ void giong__waiter_wake(struct giong__worker *w, struct giong__waiter *qw, int r
 void giong__interrupt(struct giong__worker *w, struct giong__fiber *f, int code);
 void giong__cancel_all_fibers(struct giong__worker *w);
 void giong__wake_shutdown_waiters(struct giong__worker *w);
-/* Let the other ready fibers run once; ignores cancellation (internal use
- * where a fiber must not leave before something it lent is given back). */
-void giong__yield_raw(struct giong__worker *w);
 
 /* Pre-park check: -ECANCELED / -ETIMEDOUT if the fiber must not park. */
 static inline int giong__check_wait(const struct giong__worker *w, const struct giong__fiber *f)
@@ -129,6 +125,38 @@ static inline int giong__wait_begin(struct giong__wait *wt, enum giong__wait_kin
 	wt->kind = kind;
 	wt->f = f;
 	return 0;
+}
+
+/* Queue @f to run in the next turn of the loop (once: a queued fiber stays
+ * where it is). Inline: every completion and wake comes through here. */
+static inline void giong__make_ready(struct giong__worker *w, struct giong__fiber *f)
+{
+	if (f->queued)
+		return;
+	f->queued = true;
+	f->run_next = NULL;
+	if (w->run_tail)
+		w->run_tail->run_next = f;
+	else
+		w->run_head = f;
+	w->run_tail = f;
+}
+
+/* Let the other ready fibers run once; ignores cancellation (internal use
+ * where a fiber must not leave before something it lent is given back). */
+static inline void giong__yield_raw(struct giong__worker *w)
+{
+	struct giong__fiber *f = w->current;
+	struct giong__wait wt;
+
+	memset(&wt, 0, sizeof(wt));
+	wt.kind = GIONG__WAIT_READY;
+	wt.f = f;
+	giong__make_ready(w, f);
+	f->wait = &wt;
+	w->stats.switches++;
+	giong__ctx_switch(&f->ctx, &w->sched_ctx);
+	f->wait = NULL;
 }
 
 #endif /* GIONG_SRC_FIBER_H */
