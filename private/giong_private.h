@@ -26,8 +26,10 @@
 #define GIONG__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* The struct of type @type whose member @member is at @ptr. */
-#define giong__container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+/* clang-format off: clang-format 14 takes (char *)(ptr) - x for a cast of -x */
+#define giong__container_of(ptr, type, member)                                                     \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+/* clang-format on */
 
 static inline bool giong__list_empty(const struct giong__list *l)
 {
@@ -88,14 +90,14 @@ static inline struct giong__list_node *giong__list_pop_front(struct giong__list 
 
 /* The entry of type @type linked through @member at node @n; NULL for a
  * NULL @n. @n is evaluated once (it may be a giong__list_pop_front()). */
-#define giong__list_entry(n, type, member)                                          \
-	__extension__({                                                              \
-		struct giong__list_node *giong__n_ = (n);                             \
-		giong__n_ ? giong__container_of(giong__n_, type, member) : (type *)NULL; \
+#define giong__list_entry(n, type, member)                                                         \
+	__extension__({                                                                            \
+		struct giong__list_node *giong__n_ = (n);                                          \
+		giong__n_ ? giong__container_of(giong__n_, type, member) : (type *)NULL;           \
 	})
 
 /* Walk @l; @n may be unlinked (even freed) by the body, @tmp holds the next. */
-#define giong__list_for_each_safe(n, tmp, l) \
+#define giong__list_for_each_safe(n, tmp, l)                                                       \
 	for ((n) = (l)->first; (n) && ((tmp) = (n)->next, 1); (n) = (tmp))
 
 #endif /* GIONG_PRIVATE_H */

@@ -40,8 +40,8 @@ static int copy(struct cat *c, struct giong_file *in, bool positional, bool *out
 	int64_t off = 0;
 
 	for (;;) {
-		ssize_t n = positional ? giong_file_read_at(in, c->buf, BUF_SIZE, off) :
-					 giong_file_read(in, c->buf, BUF_SIZE);
+		ssize_t n = positional ? giong_file_read_at(in, c->buf, BUF_SIZE, off)
+				       : giong_file_read(in, c->buf, BUF_SIZE);
 		int err;
 
 		if (n <= 0)
@@ -58,8 +58,8 @@ static int copy(struct cat *c, struct giong_file *in, bool positional, bool *out
 static void cat_main(unsigned worker, void *arg)
 {
 	struct cat *c = arg;
-	const struct giong_open_options ro = { .read = true };
-	char *dash[] = { "-" };
+	const struct giong_open_options ro = {.read = true};
+	char *dash[] = {"-"};
 	char **names = c->argc > 1 ? c->argv + 1 : dash;
 	int count = c->argc > 1 ? c->argc - 1 : 1;
 	int err;
@@ -101,7 +101,7 @@ static void cat_main(unsigned worker, void *arg)
 
 int main(int argc, char **argv)
 {
-	struct cat c = { .argc = argc, .argv = argv, .buf = malloc(BUF_SIZE) };
+	struct cat c = {.argc = argc, .argv = argv, .buf = malloc(BUF_SIZE)};
 	int err;
 
 	if (!c.buf) {

@@ -59,8 +59,13 @@ static struct {
 	int port;
 	unsigned threads, sources, progress_ms, hold_seconds, seconds;
 	uint64_t hold, total, concurrent;
-} opt = {.host = "127.0.0.1", .threads = 4, .sources = 1, .progress_ms = 500,
-	 .hold_seconds = 2, .seconds = 120, .concurrent = 512};
+} opt = {.host = "127.0.0.1",
+	 .threads = 4,
+	 .sources = 1,
+	 .progress_ms = 500,
+	 .hold_seconds = 2,
+	 .seconds = 120,
+	 .concurrent = 512};
 
 static _Atomic uint64_t n_opened, n_closed, n_verified, n_errors, n_established;
 static _Atomic uint64_t next_id;
@@ -113,8 +118,8 @@ struct worker {
 	int ep;
 	struct conn *c;
 	unsigned slots;
-	uint64_t quota;    /* connections this thread opens in all */
-	uint64_t started;  /* connections this thread has started */
+	uint64_t quota;   /* connections this thread opens in all */
+	uint64_t started; /* connections this thread has started */
 	uint64_t rng;
 	bool ok;
 };
@@ -243,7 +248,8 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
 			return;
 		}
 		for (ssize_t i = 0; i < n; i++) {
-			if (c->got + (unsigned)i >= c->len || buf[i] != pat(c->id, c->got + (unsigned)i)) {
+			if (c->got + (unsigned)i >= c->len ||
+			    buf[i] != pat(c->id, c->got + (unsigned)i)) {
 				fail(w, c, "echo mismatch", 0);
 				finish(w, c, true);
 				return;
@@ -262,8 +268,9 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
 		return;
 	}
 	if (c->st == HELD) {
-		fail(w, c, (events & (EPOLLRDHUP | EPOLLHUP)) ? "closed by the server while held"
-							       : "data while held",
+		fail(w, c,
+		     (events & (EPOLLRDHUP | EPOLLHUP)) ? "closed by the server while held"
+							: "data while held",
 		     0);
 		finish(w, c, true);
 	}
@@ -309,8 +316,9 @@ static void *run(void *arg)
 
 				if ((c->st == CONNECTING || c->st == READING) &&
 				    t - c->started_ms > CONN_TIMEOUT_MS) {
-					fail(w, c, c->st == CONNECTING ? "connect timed out"
-								       : "echo timed out",
+					fail(w, c,
+					     c->st == CONNECTING ? "connect timed out"
+								 : "echo timed out",
 					     0);
 					finish(w, c, true);
 				}
@@ -336,8 +344,8 @@ static void usage(void)
 
 static void progress(void)
 {
-	printf("progress opened=%" PRIu64 " closed=%" PRIu64 " verified=%" PRIu64
-	       " errors=%" PRIu64 "\n",
+	printf("progress opened=%" PRIu64 " closed=%" PRIu64 " verified=%" PRIu64 " errors=%" PRIu64
+	       "\n",
 	       atomic_load(&n_opened), atomic_load(&n_closed), atomic_load(&n_verified),
 	       atomic_load(&n_errors));
 	fflush(stdout);
@@ -403,7 +411,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < opt.threads; i++) {
 		uint64_t share = want / opt.threads + (i < want % opt.threads);
 		uint64_t conc = opt.hold ? share
-					 : opt.concurrent / opt.threads + (i < opt.concurrent % opt.threads);
+					 : opt.concurrent / opt.threads +
+						   (i < opt.concurrent % opt.threads);
 
 		ws[i].idx = i;
 		ws[i].quota = share;

@@ -60,7 +60,8 @@ static void worker_main(unsigned worker, void *arg)
 		return;
 	}
 	if (worker == 0)
-		fprintf(stderr, "echo: listening on %s with %d workers (ring tier %d); Ctrl-C stops\n",
+		fprintf(stderr,
+			"echo: listening on %s with %d workers (ring tier %d); Ctrl-C stops\n",
 			o->addr, giong_worker_count(), giong_ring_tier());
 	while ((r = giong_tcp_accept(l, &s)) != GIONG_ESHUTDOWN) {
 		if (r == 0 && giong_spawn(serve, s, NULL))
@@ -98,7 +99,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--host"))
 			host = argv[++i];
 		else if (!strcmp(argv[i], "--workers"))
-			o.cfg.workers = (unsigned)tool_number("echo", "--workers", argv[++i], 1, 1024);
+			o.cfg.workers =
+				(unsigned)tool_number("echo", "--workers", argv[++i], 1, 1024);
 		else if (!strcmp(argv[i], "--spin-us"))
 			o.cfg.spin_before_park_us =
 				(uint32_t)tool_number("echo", "--spin-us", argv[++i], 0, 10000000);
@@ -120,8 +122,8 @@ int main(int argc, char **argv)
 				"echo: worker %u: ticks %llu enters %llu parks %llu cqes %llu "
 				"switches %llu\n",
 				i, (unsigned long long)st.ticks, (unsigned long long)st.enters,
-				(unsigned long long)st.parks,
-				(unsigned long long)st.cqes_reaped, (unsigned long long)st.switches);
+				(unsigned long long)st.parks, (unsigned long long)st.cqes_reaped,
+				(unsigned long long)st.switches);
 	}
 	giong_runtime_free(rt);
 	if (r) {

@@ -31,7 +31,7 @@ struct opts {
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	struct giong_udp_options uo = { .reuseport = true };
+	struct giong_udp_options uo = {.reuseport = true};
 	struct giong_udp *u;
 	struct giong_recvbuf *b;
 	struct giong_addr from;
@@ -56,14 +56,16 @@ static void worker_main(unsigned worker, void *arg)
 		if (n == GIONG_ESHUTDOWN || n == -ECANCELED)
 			break;
 		if (n < 0) {
-			fprintf(stderr, "udp_echo: worker %u: recv: %s\n", worker, giong_strerror((int)n));
+			fprintf(stderr, "udp_echo: worker %u: recv: %s\n", worker,
+				giong_strerror((int)n));
 			continue;
 		}
 		/* A truncated datagram goes back truncated: that is what arrived. */
 		r = (int)giong_udp_send_to(u, giong_recvbuf_data(b), (size_t)n, &from);
 		giong_recvbuf_release(b); /* back to the worker's pool */
 		if (r < 0)
-			fprintf(stderr, "udp_echo: worker %u: send: %s\n", worker, giong_strerror(r));
+			fprintf(stderr, "udp_echo: worker %u: send: %s\n", worker,
+				giong_strerror(r));
 	}
 	giong_udp_close(u);
 }
@@ -91,10 +93,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--host"))
 			host = argv[++i];
 		else if (!strcmp(argv[i], "--workers"))
-			o.cfg.workers = (unsigned)tool_number("udp_echo", "--workers", argv[++i], 1, 1024);
+			o.cfg.workers =
+				(unsigned)tool_number("udp_echo", "--workers", argv[++i], 1, 1024);
 		else if (!strcmp(argv[i], "--spin-us"))
-			o.cfg.spin_before_park_us =
-				(uint32_t)tool_number("udp_echo", "--spin-us", argv[++i], 0, 10000000);
+			o.cfg.spin_before_park_us = (uint32_t)tool_number("udp_echo", "--spin-us",
+									  argv[++i], 0, 10000000);
 		else
 			usage();
 	}

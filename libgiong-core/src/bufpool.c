@@ -20,8 +20,8 @@
 #include "internal.h"
 #include "bufpool.h"
 
-struct io_uring_buf_ring *giong__buf_ring_setup(struct io_uring *ring, unsigned entries,
-							 int bgid, int *err)
+struct io_uring_buf_ring *giong__buf_ring_setup(struct io_uring *ring, unsigned entries, int bgid,
+						int *err)
 {
 	struct io_uring_buf_reg reg;
 	size_t bytes = entries * sizeof(struct io_uring_buf);
@@ -121,9 +121,11 @@ static void call_dry_holders(struct giong__bufpool *p)
 	struct giong__list_node *n = p->dry.first;
 
 	while (n) {
+		struct giong_bufpool_dry *d =
+			giong__container_of(n, struct giong_bufpool_dry, _link);
+
 		p->dry_next = n->next;
-		giong__container_of(n, struct giong_bufpool_dry, _link)->fn(
-			giong__container_of(n, struct giong_bufpool_dry, _link));
+		d->fn(d);
 		n = p->dry_next;
 	}
 	p->dry_next = NULL;
@@ -152,7 +154,8 @@ static void notify_refill(struct giong__bufpool *p)
 	if (giong__list_empty(&p->waiters) || !half_free(p))
 		return;
 	while ((n = giong__list_pop_front(&p->waiters))) {
-		struct giong_bufpool_waiter *wt = giong__container_of(n, struct giong_bufpool_waiter, _link);
+		struct giong_bufpool_waiter *wt =
+			giong__container_of(n, struct giong_bufpool_waiter, _link);
 
 		wt->_queued = 0;
 		wt->fn(wt);

@@ -9,14 +9,59 @@
 /* errno names for the codes giong returns most; others fall back to
  * strerrordesc_np() for the text and "unknown" for the name. */
 #define GIONG__ERRNO_NAMES(XX)                                                                     \
-	XX(EPERM) XX(ENOENT) XX(EINTR) XX(EIO) XX(EBADF) XX(EAGAIN) XX(ENOMEM) XX(EACCES)          \
-	XX(EFAULT) XX(EBUSY) XX(EEXIST) XX(ENOTDIR) XX(EISDIR) XX(EINVAL) XX(EMFILE) XX(ENFILE)    \
-	XX(ENOSPC) XX(ESPIPE) XX(EPIPE) XX(ERANGE) XX(ENOSYS) XX(ENOTSUP) XX(ENAMETOOLONG)         \
-	XX(ENOTSOCK) XX(EDESTADDRREQ) XX(EMSGSIZE) XX(EPROTOTYPE) XX(EPROTONOSUPPORT)              \
-	XX(EAFNOSUPPORT) XX(EADDRINUSE) XX(EADDRNOTAVAIL) XX(ENETDOWN) XX(ENETUNREACH)             \
-	XX(ECONNABORTED) XX(ECONNRESET) XX(ENOBUFS) XX(EISCONN) XX(ENOTCONN) XX(ETIMEDOUT)         \
-	XX(ECONNREFUSED) XX(EHOSTUNREACH) XX(EALREADY) XX(EINPROGRESS) XX(ECANCELED) XX(ETIME)     \
-	XX(EOVERFLOW) XX(ENXIO) XX(E2BIG) XX(ENOTEMPTY) XX(ELOOP) XX(EROFS) XX(EXDEV) XX(EFBIG)
+	XX(EPERM)                                                                                  \
+	XX(ENOENT)                                                                                 \
+	XX(EINTR)                                                                                  \
+	XX(EIO)                                                                                    \
+	XX(EBADF)                                                                                  \
+	XX(EAGAIN)                                                                                 \
+	XX(ENOMEM)                                                                                 \
+	XX(EACCES)                                                                                 \
+	XX(EFAULT)                                                                                 \
+	XX(EBUSY)                                                                                  \
+	XX(EEXIST)                                                                                 \
+	XX(ENOTDIR)                                                                                \
+	XX(EISDIR)                                                                                 \
+	XX(EINVAL)                                                                                 \
+	XX(EMFILE)                                                                                 \
+	XX(ENFILE)                                                                                 \
+	XX(ENOSPC)                                                                                 \
+	XX(ESPIPE)                                                                                 \
+	XX(EPIPE)                                                                                  \
+	XX(ERANGE)                                                                                 \
+	XX(ENOSYS)                                                                                 \
+	XX(ENOTSUP)                                                                                \
+	XX(ENAMETOOLONG)                                                                           \
+	XX(ENOTSOCK)                                                                               \
+	XX(EDESTADDRREQ)                                                                           \
+	XX(EMSGSIZE)                                                                               \
+	XX(EPROTOTYPE)                                                                             \
+	XX(EPROTONOSUPPORT)                                                                        \
+	XX(EAFNOSUPPORT)                                                                           \
+	XX(EADDRINUSE)                                                                             \
+	XX(EADDRNOTAVAIL)                                                                          \
+	XX(ENETDOWN)                                                                               \
+	XX(ENETUNREACH)                                                                            \
+	XX(ECONNABORTED)                                                                           \
+	XX(ECONNRESET)                                                                             \
+	XX(ENOBUFS)                                                                                \
+	XX(EISCONN)                                                                                \
+	XX(ENOTCONN)                                                                               \
+	XX(ETIMEDOUT)                                                                              \
+	XX(ECONNREFUSED)                                                                           \
+	XX(EHOSTUNREACH)                                                                           \
+	XX(EALREADY)                                                                               \
+	XX(EINPROGRESS)                                                                            \
+	XX(ECANCELED)                                                                              \
+	XX(ETIME)                                                                                  \
+	XX(EOVERFLOW)                                                                              \
+	XX(ENXIO)                                                                                  \
+	XX(E2BIG)                                                                                  \
+	XX(ENOTEMPTY)                                                                              \
+	XX(ELOOP)                                                                                  \
+	XX(EROFS)                                                                                  \
+	XX(EXDEV)                                                                                  \
+	XX(EFBIG)
 
 const char *giong_strerror(int err)
 {

@@ -26,8 +26,8 @@ enum giong__wait_kind {
 };
 
 struct giong__waiter {
-	struct giong__list_node link; /* in the waitq */
-	struct giong_waitq *q;        /* NULL once woken */
+	struct giong__list_node link;    /* in the waitq */
+	struct giong_waitq *q;           /* NULL once woken */
 	struct giong__list_node sd_link; /* in the worker's shutdown list (GIONG_WAIT_SHUTDOWN) */
 	unsigned flags;
 };
@@ -56,9 +56,9 @@ struct giong__fiber {
 	giong_task_fn fn;
 	void *arg;
 	intptr_t result;
-	struct giong__fiber *run_next; /* run queue, or the worker's cache of free structs */
+	struct giong__fiber *run_next;    /* run queue, or the worker's cache of free structs */
 	struct giong__list_node all_link; /* the worker's live fibers */
-	struct giong__wait *wait;      /* non-NULL while parked */
+	struct giong__wait *wait;         /* non-NULL while parked */
 	struct giong_waitq joiners;
 	uint64_t deadline;
 	unsigned io_cqe_flags;

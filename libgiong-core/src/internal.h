@@ -110,28 +110,28 @@ struct giong__worker {
 	struct giong__ctx sched_ctx; /* the thread's own stack */
 	struct giong__fiber *current;
 	struct giong__fiber *run_head, *run_tail;
-	struct giong__list all;            /* live fibers */
-	struct giong__fiber *dead;         /* finished, stack to recycle once off it */
-	struct giong__fiber *fiber_cache;  /* freed fiber structs for reuse */
+	struct giong__list all;           /* live fibers */
+	struct giong__fiber *dead;        /* finished, stack to recycle once off it */
+	struct giong__fiber *fiber_cache; /* freed fiber structs for reuse */
 	unsigned fiber_cache_len;
 	struct giong__stack_pool stacks;
 	struct giong__wheel wheel;
 	struct giong__op_slab ops;
 	struct giong__bufpool pool;
 	struct giong__mailbox mbox;
-	struct giong__list sd_waiters;     /* woken with GIONG_ESHUTDOWN */
+	struct giong__list sd_waiters; /* woken with GIONG_ESHUTDOWN */
 	struct giong_stats stats;
-	struct giong_stats final_stats;    /* snapshot at exit, for giong_runtime_stats() */
+	struct giong_stats final_stats; /* snapshot at exit, for giong_runtime_stats() */
 	uint64_t now;
-	uint64_t grace_deadline;           /* UINT64_MAX until draining */
+	uint64_t grace_deadline; /* UINT64_MAX until draining */
 	uint64_t spin_ns;
-	bool reaping;                      /* inside giong__reap(): it does not nest */
-	bool sig_armed;                    /* worker 0: the signalfd read is in the kernel */
-	unsigned cancels_wanted;           /* operations whose cancel is owed (no SQE then) */
+	bool reaping;            /* inside giong__reap(): it does not nest */
+	bool sig_armed;          /* worker 0: the signalfd read is in the kernel */
+	unsigned cancels_wanted; /* operations whose cancel is owed (no SQE then) */
 	bool shutdown_seen;
-	bool draining;                     /* exiting: no new operations, every live one cancelled */
+	bool draining; /* exiting: no new operations, every live one cancelled */
 	bool fibers_cancelled;
-	uint64_t sig_buf[16];              /* signalfd_siginfo (128 bytes), lent to the kernel */
+	uint64_t sig_buf[16]; /* signalfd_siginfo (128 bytes), lent to the kernel */
 	uint64_t sig_op;
 	pthread_t thread;
 	bool thread_started;

@@ -68,8 +68,12 @@ static void fiber_io_done(void *ctx, int res, unsigned flags)
 	 * interrupted in ->flush has already released the descriptor: -EINTR,
 	 * as close(2) says. Any other result, -EINTR included, means the
 	 * operation ran; keep it (invariant 2). */
-	if (res <= -512 && res >= -516 && res != -515)
-		res = wt->interrupted && wt->opcode != IORING_OP_CLOSE ? wt->interrupt_code : -EINTR;
+	bool restart = res <= -512 && res >= -516 && res != -515;
+
+	if (restart && wt->interrupted && wt->opcode != IORING_OP_CLOSE)
+		res = wt->interrupt_code;
+	else if (restart)
+		res = -EINTR;
 	else if (wt->interrupted && res == -ECANCELED)
 		res = wt->interrupt_code;
 	wt->result = res;

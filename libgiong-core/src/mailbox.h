@@ -25,7 +25,7 @@ enum giong__msg_kind {
 struct giong__msg {
 	struct giong__msg *next;
 	enum giong__msg_kind kind;
-	giong_task_fn fn;                   /* MSG_SPAWN */
+	giong_task_fn fn; /* MSG_SPAWN */
 	void *arg;
 	void (*call)(struct giong__msg *m); /* MSG_CALL; may free the message */
 	bool heap;                          /* MSG_SPAWN: free after handling */
@@ -40,7 +40,7 @@ struct giong__mailbox {
 	uint64_t efd_buf;     /* lent to the kernel while the read is armed */
 	uint64_t efd_op;
 	bool efd_armed;
-	bool closed;          /* under lock: the worker's loop is over, posts fail */
+	bool closed; /* under lock: the worker's loop is over, posts fail */
 };
 
 /* Queue @m for @target. False if @target's loop is over (or never began):

@@ -20,7 +20,6 @@
 #include "internal.h"
 #include "op.h"
 
-
 static struct giong__op *op_at(struct giong__op_slab *s, uint32_t idx)
 {
 	return &s->chunks[idx >> GIONG__OP_CHUNK_SHIFT][idx & (GIONG__OP_CHUNK - 1)];
@@ -248,8 +247,7 @@ void giong__retry_cancels(struct giong__worker *w)
 	for (uint32_t i = 0; w->cancels_wanted && i < s->nchunks * GIONG__OP_CHUNK; i++) {
 		struct giong__op *op = op_at(s, i);
 
-		if (op->live && op->cancel_wanted &&
-		    submit_cancel(w, op_id(op, i + 1))) {
+		if (op->live && op->cancel_wanted && submit_cancel(w, op_id(op, i + 1))) {
 			op->cancel_wanted = false;
 			op->cancel_sent = true;
 			w->cancels_wanted--;

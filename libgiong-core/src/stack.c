@@ -250,7 +250,7 @@ static void msg_uint(struct msg *m, uintptr_t v, unsigned base)
 
 static void report_overflow(const struct giong__stack *s, const void *addr)
 {
-	struct msg m = { .len = 0 };
+	struct msg m = {.len = 0};
 	const char *name = s->owner_name ? s->owner_name : "(unnamed)";
 	char shortname[128];
 	size_t i;

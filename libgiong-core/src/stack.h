@@ -37,25 +37,25 @@ extern "C" {
 #endif
 
 struct giong__stack {
-	void *lo; /* lowest usable byte, just above the guard page */
+	void *lo;    /* lowest usable byte, just above the guard page */
 	size_t size; /* usable bytes from lo, excluding guard and header */
-	void *map; /* the whole mapping; the guard is [map, lo) */
+	void *map;   /* the whole mapping; the guard is [map, lo) */
 	size_t map_size;
-	struct giong__stack *next; /* pool free list, or live list of the thread */
+	struct giong__stack *next;   /* pool free list, or live list of the thread */
 	struct giong__stack **pprev; /* live list link; NULL while pooled. Not the
 				      * shared giong__list: the SIGSEGV handler walks
 				      * this list, so a node is published with a signal
 				      * fence once complete (stack.c, live_link) */
-	const char *owner_name; /* for the overflow message; borrowed */
+	const char *owner_name;      /* for the overflow message; borrowed */
 };
 
 struct giong__stack_pool {
 	struct giong__stack *free; /* pooled stacks, LIFO so the warmest is reused */
-	unsigned count; /* stacks in @free */
-	unsigned max; /* at most this many stay pooled */
-	size_t size; /* requested stack size, page-rounded */
-	unsigned live; /* stacks handed out and not yet put back */
-	unsigned mapped; /* stacks currently mapped: live + count */
+	unsigned count;            /* stacks in @free */
+	unsigned max;              /* at most this many stay pooled */
+	size_t size;               /* requested stack size, page-rounded */
+	unsigned live;             /* stacks handed out and not yet put back */
+	unsigned mapped;           /* stacks currently mapped: live + count */
 };
 
 /* giong__stack_pool_init() - empty pool of @stack_size (page-rounded) stacks. */

@@ -38,12 +38,12 @@
 #include "giong_private.h"
 #include "timer_wheel.h"
 
-#define NO_SLOT		GIONG__WHEEL_NSLOTS
-#define LEVEL_MASK	(GIONG__WHEEL_SLOTS - 1)
-#define OVERFLOW_LEVEL	(GIONG__WHEEL_LEVELS - 1)
-#define OVERFLOW_SLOT	(OVERFLOW_LEVEL * GIONG__WHEEL_SLOTS)
+#define NO_SLOT GIONG__WHEEL_NSLOTS
+#define LEVEL_MASK (GIONG__WHEEL_SLOTS - 1)
+#define OVERFLOW_LEVEL (GIONG__WHEEL_LEVELS - 1)
+#define OVERFLOW_SLOT (OVERFLOW_LEVEL * GIONG__WHEEL_SLOTS)
 /* Bits of time covered by the whole wheel: 36. */
-#define WHEEL_SPAN_BITS	(GIONG__WHEEL_LEVELS * GIONG__WHEEL_BITS)
+#define WHEEL_SPAN_BITS (GIONG__WHEEL_LEVELS * GIONG__WHEEL_BITS)
 
 static inline void tlist_init(struct giong__tlist *h)
 {
@@ -128,8 +128,7 @@ static void place(struct giong__wheel *w, struct giong__timer *t)
 	w->occupied[level] |= 1ull << (slot & LEVEL_MASK);
 }
 
-void giong__wheel_arm(struct giong__wheel *w, struct giong__timer *t,
-		      uint64_t expires_ms)
+void giong__wheel_arm(struct giong__wheel *w, struct giong__timer *t, uint64_t expires_ms)
 {
 	giong__wheel_cancel(w, t);
 	t->expires = expires_ms;

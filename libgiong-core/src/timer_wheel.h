@@ -34,10 +34,10 @@
 extern "C" {
 #endif
 
-#define GIONG__WHEEL_LEVELS	6
-#define GIONG__WHEEL_BITS	6	/* log2 of slots per level */
-#define GIONG__WHEEL_SLOTS	(1u << GIONG__WHEEL_BITS)
-#define GIONG__WHEEL_NSLOTS	(GIONG__WHEEL_LEVELS * GIONG__WHEEL_SLOTS)
+#define GIONG__WHEEL_LEVELS 6
+#define GIONG__WHEEL_BITS 6 /* log2 of slots per level */
+#define GIONG__WHEEL_SLOTS (1u << GIONG__WHEEL_BITS)
+#define GIONG__WHEEL_NSLOTS (GIONG__WHEEL_LEVELS * GIONG__WHEEL_SLOTS)
 
 /* Circular doubly linked list node; a slot's head is one too, so insertion
  * at the tail (FIFO) and unlinking need no special cases. Not the shared
@@ -50,18 +50,18 @@ struct giong__tlist {
 };
 
 struct giong__timer {
-	struct giong__tlist node;	/* next == NULL when not armed */
-	uint64_t expires;		/* absolute ms */
+	struct giong__tlist node;           /* next == NULL when not armed */
+	uint64_t expires;                   /* absolute ms */
 	void (*fn)(struct giong__timer *t); /* called disarmed */
-	uint32_t slot;			/* level * 64 + index, or "no slot" */
+	uint32_t slot;                      /* level * 64 + index, or "no slot" */
 };
 
 struct giong__wheel {
-	uint64_t now;			/* last processed ms */
-	unsigned count;			/* armed timers */
+	uint64_t now;   /* last processed ms */
+	unsigned count; /* armed timers */
 	/* Bit i of occupied[L] is set iff slots[L * 64 + i] is non-empty. */
 	uint64_t occupied[GIONG__WHEEL_LEVELS];
-	struct giong__tlist pending;	/* armed with expires <= now */
+	struct giong__tlist pending; /* armed with expires <= now */
 	struct giong__tlist slots[GIONG__WHEEL_NSLOTS];
 };
 
@@ -70,8 +70,7 @@ void giong__timer_init(struct giong__timer *t, void (*fn)(struct giong__timer *)
 
 /* Arm @t to fire at @expires_ms (absolute). Re-arming an armed timer moves
  * it. An expiry <= w->now fires at the next advance. */
-void giong__wheel_arm(struct giong__wheel *w, struct giong__timer *t,
-		      uint64_t expires_ms);
+void giong__wheel_arm(struct giong__wheel *w, struct giong__timer *t, uint64_t expires_ms);
 
 /* Disarm @t; a no-op if it is not armed. */
 void giong__wheel_cancel(struct giong__wheel *w, struct giong__timer *t);

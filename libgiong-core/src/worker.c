@@ -115,13 +115,15 @@ static void check_lifecycle(struct giong__worker *w)
 	if (!w->shutdown_seen && atomic_load_explicit(&w->rt->shutdown, memory_order_relaxed)) {
 		w->shutdown_seen = true;
 		giong__wake_shutdown_waiters(w);
-		w->grace_deadline = min_u64(w->grace_deadline, w->now + w->rt->cfg.shutdown_grace_ms);
+		w->grace_deadline =
+			min_u64(w->grace_deadline, w->now + w->rt->cfg.shutdown_grace_ms);
 	}
 	/* A second signal (after shutdown began): no grace left. */
 	if (w->shutdown_seen && atomic_load_explicit(&w->rt->grace_skipped, memory_order_relaxed))
 		w->grace_deadline = 0;
 	/* The grace period also starts once every worker's main task returned. */
-	if (w->grace_deadline == UINT64_MAX && !atomic_load_explicit(&w->rt->mains_left, memory_order_relaxed))
+	if (w->grace_deadline == UINT64_MAX &&
+	    !atomic_load_explicit(&w->rt->mains_left, memory_order_relaxed))
 		w->grace_deadline = w->now + w->rt->cfg.shutdown_grace_ms;
 	if (w->now >= w->grace_deadline && !w->fibers_cancelled && w->stats.fibers_live)
 		giong__cancel_all_fibers(w);

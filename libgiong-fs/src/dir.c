@@ -25,7 +25,7 @@ struct dirent64_k {
 };
 
 struct giong_dir {
-	int fd; /* owned: closed once, by giong_dir_close() */
+	int fd;     /* owned: closed once, by giong_dir_close() */
 	size_t pos; /* next record in buf */
 	size_t end; /* bytes of buf filled by the last getdents64 */
 	bool eof;

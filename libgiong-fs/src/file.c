@@ -105,7 +105,7 @@ int giong_file_open(const char *path, const struct giong_open_options *opts,
 
 int giong_file_create(const char *path, struct giong_file **ret)
 {
-	const struct giong_open_options o = { .write = true, .create = true, .truncate = true };
+	const struct giong_open_options o = {.write = true, .create = true, .truncate = true};
 
 	return giong_file_open(path, &o, ret);
 }
@@ -191,7 +191,7 @@ int giong_file_close(struct giong_file *f)
 
 ssize_t giong_file_read_at(struct giong_file *f, void *buf, size_t len, int64_t off)
 {
-	struct iovec iov = { buf, len };
+	struct iovec iov = {buf, len};
 
 	if (!f || (!buf && len) || off < 0)
 		return -EINVAL;

@@ -44,7 +44,7 @@
 #define GIONG__FS_NO_NOWAIT 2u /* the kernel refused RWF_NOWAIT, or O_DIRECT */
 
 struct giong_file {
-	int fd; /* owned: closed once, by giong_file_close() */
+	int fd;               /* owned: closed once, by giong_file_close() */
 	unsigned char direct; /* GIONG__FS_* bits, see above */
 	bool close_direct;    /* an io_uring instance: IORING_OP_CLOSE refuses it */
 };

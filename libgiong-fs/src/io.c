@@ -196,7 +196,7 @@ static ssize_t read_on(int fd, const struct iovec *iov, int iovcnt, uint64_t off
 			skip -= iov[i].iov_len;
 			i++;
 		}
-		struct iovec part = { (char *)iov[i].iov_base + skip, iov[i].iov_len - skip };
+		struct iovec part = {(char *)iov[i].iov_base + skip, iov[i].iov_len - skip};
 		const struct iovec *v = skip ? &part : &iov[i];
 		int vcnt = skip ? 1 : iovcnt - i;
 		ssize_t n = -EAGAIN;
@@ -340,7 +340,7 @@ ssize_t giong__fs_pread(int fd, unsigned char *direct, const struct iovec *iov, 
 	}
 	switch (n) {
 	case -EOPNOTSUPP: /* no RWF_NOWAIT here (tmpfs, /proc, FUSE, a directory) */
-	case -ESPIPE: /* a pipe, FIFO, socket or terminal: the ring ignores @off */
+	case -ESPIPE:     /* a pipe, FIFO, socket or terminal: the ring ignores @off */
 		__atomic_fetch_or(direct, GIONG__FS_NO_NOWAIT, __ATOMIC_RELAXED);
 		return ring_preadv(fd, iov, iovcnt, off);
 	case -EINVAL:

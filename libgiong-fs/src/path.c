@@ -68,7 +68,7 @@ static int read_to_end(int fd, bool seekable, bool regular, size_t hint, char **
 		 * read returns; freed only after that. A short direct read is
 		 * not completed there: this loop reads on. */
 		if (seekable) {
-			struct iovec iov = { buf + total, want };
+			struct iovec iov = {buf + total, want};
 
 			n = giong__fs_pread(fd, &direct, &iov, 1, (uint64_t)total, false);
 		} else {
@@ -136,7 +136,7 @@ void giong_fs_free(void *buf)
 
 int giong_fs_write(const char *path, const void *data, size_t len)
 {
-	struct giong_file f = { .fd = -1, .direct = 0 };
+	struct giong_file f = {.fd = -1, .direct = 0};
 	int err, cerr;
 
 	if (!path || (!data && len))

@@ -30,13 +30,13 @@ struct giong__rxq {
 
 	struct giong_recvbuf **items; /* ring of queued buffers */
 	unsigned head, count, cap;
-	size_t bytes;            /* unconsumed bytes queued */
-	unsigned max_items;      /* pause above this many queued... */
-	size_t max_bytes;        /* ...or this many bytes (0: no byte bound) */
+	size_t bytes;       /* unconsumed bytes queued */
+	unsigned max_items; /* pause above this many queued... */
+	size_t max_bytes;   /* ...or this many bytes (0: no byte bound) */
 
 	bool armed, cancel_sent, paused, wait_pool, closing;
-	bool eof;  /* stream: the peer closed */
-	int err;   /* a terminal error, delivered after what is queued
+	bool eof;      /* stream: the peer closed */
+	int err;       /* a terminal error, delivered after what is queued
 		    * (-ENOMEM: a buffer could not be queued, the rest of a
 		    * stream is refused rather than delivered with a hole) */
 	unsigned held; /* inside rx_cqe: on_ready may close q, which must

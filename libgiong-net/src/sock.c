@@ -269,7 +269,7 @@ static int sock_close(struct giong_stream *st)
 	}
 	giong_waitq_wake_all(&s->write_wait, -EBADF);
 	giong__net_rxq_close(&s->rxq); /* may free s via rx_freed: s is gone */
-	giong_close_nowait(fd); /* batched with the tick; never left open */
+	giong_close_nowait(fd);        /* batched with the tick; never left open */
 	return 0;
 }
 

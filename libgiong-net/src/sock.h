@@ -12,10 +12,10 @@ struct giong__sock {
 	struct giong_stream base; /* first: a giong__sock is a giong_stream */
 	int fd;
 	pthread_t owner; /* the worker's thread (owner.h) */
-	int busy;     /* operations of tasks in flight on the stream */
-	bool closing; /* closed by its owner; freed when busy == 0 and rx is done */
-	bool rx_done; /* the receive queue has been freed by the kernel's word */
-	bool writing; /* a task is in a write: others queue on write_wait */
+	int busy;        /* operations of tasks in flight on the stream */
+	bool closing;    /* closed by its owner; freed when busy == 0 and rx is done */
+	bool rx_done;    /* the receive queue has been freed by the kernel's word */
+	bool writing;    /* a task is in a write: others queue on write_wait */
 	struct giong_waitq write_wait;
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;

@@ -71,7 +71,7 @@ struct giong_udp {
 	struct giong__rxq q; /* on_free gets &u->q */
 	int fd;
 	pthread_t owner; /* the worker's thread (owner.h) */
-	bool multishot; /* recv_from() was used: datagrams come through q */
+	bool multishot;  /* recv_from() was used: datagrams come through q */
 };
 
 /* The header and name of a queued datagram, copied out of the buffer so that
@@ -160,8 +160,8 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	u->owner = giong__owner_self();
 	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
 	giong__net_rxq_init(&u->q, fd, true,
-			    opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED,
-			    0, udp_on_free);
+			    opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED, 0,
+			    udp_on_free);
 	*ret = u;
 	return 0;
 }
@@ -215,7 +215,6 @@ int giong_udp_close(struct giong_udp *u)
 }
 
 /* ------------------------------------------------------------- receiving */
-
 
 /*
  * Take the oldest queued datagram: parse the kernel's header, store the

@@ -38,8 +38,8 @@ static int recv_one(int fd, struct giong_recvbuf **out)
 		return ret;
 	*out = NULL;
 	if (!gt_check_true(flags & IORING_CQE_F_BUFFER) ||
-	    !gt_check_int_equal(giong_bufpool_take(flags >> IORING_CQE_BUFFER_SHIFT, (size_t)ret, out),
-				0))
+	    !gt_check_int_equal(
+		    giong_bufpool_take(flags >> IORING_CQE_BUFFER_SHIFT, (size_t)ret, out), 0))
 		return -EPROTO; /* recorded: the test fails */
 	return ret;
 }

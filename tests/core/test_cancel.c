@@ -213,8 +213,8 @@ static void test_random_cancel_races(void **state)
 		close(r->fds[i][0]);
 		close(r->fds[i][1]);
 	}
-	print_message("reads %d: ok %d, timed out %d, cancelled %d\n", r->done, r->oks,
-		      r->timeouts, r->cancels);
+	print_message("reads %d: ok %d, timed out %d, cancelled %d\n", r->done, r->oks, r->timeouts,
+		      r->cancels);
 	assert_int_equal(r->done, NREADS);
 	assert_int_equal(r->other, 0);
 	/* Nothing lost: every byte written was read by a task or is still in

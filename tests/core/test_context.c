@@ -77,7 +77,7 @@ static unsigned long pingpong_run(unsigned long rounds)
 {
 	struct giong__stack_pool pool;
 	struct giong__ctx main_ctx;
-	struct pingpong pp = { .counter = 0 };
+	struct pingpong pp = {.counter = 0};
 	unsigned long i, bad = 0;
 
 	giong__stack_pool_init(&pool, STACK_SIZE, 4);
@@ -117,7 +117,7 @@ static void *pingpong_thread(void *arg)
 
 static void test_pingpong_threads(void **state)
 {
-	unsigned long bad[2] = { 1, 1 };
+	unsigned long bad[2] = {1, 1};
 	pthread_t t[2];
 	int i;
 

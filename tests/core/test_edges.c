@@ -30,10 +30,10 @@
  * the worker drains and cancels it, and its callback runs then. */
 struct late {
 	int fds[2];
-	int start_rc;     /* giong_op_start() of the poll */
-	int res;          /* the poll's final result */
-	int spawn_rc;     /* what giong_spawn() / giong_spawn_on() said */
-	atomic_int ran;   /* the task sent with spawn_on ran */
+	int start_rc;   /* giong_op_start() of the poll */
+	int res;        /* the poll's final result */
+	int spawn_rc;   /* what giong_spawn() / giong_spawn_on() said */
+	atomic_int ran; /* the task sent with spawn_on ran */
 	bool use_spawn_on;
 };
 

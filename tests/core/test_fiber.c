@@ -9,7 +9,6 @@ struct order {
 	int n;
 };
 
-
 struct rec_arg {
 	struct order *o;
 	int id;

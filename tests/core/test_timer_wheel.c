@@ -19,8 +19,8 @@
 
 #include "timer_wheel.h"
 
-#define MS_DAY		(24ull * 3600 * 1000)
-#define SPAN		(1ull << 36)	/* 64^6 ms: what the six levels cover */
+#define MS_DAY (24ull * 3600 * 1000)
+#define SPAN (1ull << 36) /* 64^6 ms: what the six levels cover */
 
 static struct giong__wheel W;
 
@@ -28,12 +28,11 @@ static struct giong__wheel W;
 static uint64_t cur_seed;
 static int cur_op;
 
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond))						\
-			fail_msg("seed %llu op %d: %s (line %d)",	\
-				 (unsigned long long)cur_seed, cur_op,	\
-				 #cond, __LINE__);			\
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			fail_msg("seed %llu op %d: %s (line %d)", (unsigned long long)cur_seed,    \
+				 cur_op, #cond, __LINE__);                                         \
 	} while (0)
 
 /* splitmix64: small, seedable, good enough to drive operations. */
@@ -76,18 +75,18 @@ static void seed_range(uint64_t *first, uint64_t *n, uint64_t dflt)
 
 /* ---- test timers and the fire log ---- */
 
-#define NTIMERS		256
-#define LOG_MAX		(1u << 16)
+#define NTIMERS 256
+#define LOG_MAX (1u << 16)
 
 struct tt {
 	struct giong__timer t;
 	unsigned id;
 	/* Reference model. */
 	bool armed;
-	bool deferred;		/* armed for <= the tick being fired */
+	bool deferred; /* armed for <= the tick being fired */
 	uint64_t expires;
-	uint64_t eff;		/* max(expires, wheel now at arm time) */
-	uint64_t seq;		/* arm order */
+	uint64_t eff; /* max(expires, wheel now at arm time) */
+	uint64_t seq; /* arm order */
 };
 
 static struct tt *timers;
@@ -96,7 +95,7 @@ static uint64_t arm_seq;
 
 static struct {
 	unsigned id;
-	uint64_t at;		/* W.now when it fired */
+	uint64_t at; /* W.now when it fired */
 } fire_log[LOG_MAX];
 static unsigned nlog;
 
@@ -105,7 +104,7 @@ static void log_fire(struct giong__timer *t)
 	struct tt *x = (struct tt *)((char *)t - offsetof(struct tt, t));
 
 	CHECK(!giong__timer_armed(t));
-	CHECK(t->expires <= W.now);	/* never early */
+	CHECK(t->expires <= W.now); /* never early */
 	CHECK(nlog < LOG_MAX);
 	fire_log[nlog].id = x->id;
 	fire_log[nlog].at = W.now;
@@ -158,7 +157,7 @@ static uint64_t random_expiry(void)
 	if (r < 6) {
 		uint64_t back = rnd_below(200);
 
-		return back > now ? 0 : now - back;		/* past or now */
+		return back > now ? 0 : now - back; /* past or now */
 	}
 	if (r < 14) {
 		/* Just around a multiple of 64^k. */
@@ -168,7 +167,7 @@ static uint64_t random_expiry(void)
 		return e - 1 + rnd_below(3);
 	}
 	if (r < 18)
-		return now + SPAN - pow64(5) + rnd_below(2 * SPAN);	/* overflow */
+		return now + SPAN - pow64(5) + rnd_below(2 * SPAN); /* overflow */
 	if (r < 22)
 		return now + 30 * MS_DAY;
 	{
@@ -217,7 +216,7 @@ static uint64_t random_target(void)
 
 		if (ne == UINT64_MAX)
 			return now + 1;
-		return ne - rnd_below(2);	/* may be behind the clock */
+		return ne - rnd_below(2); /* may be behind the clock */
 	}
 }
 
@@ -251,7 +250,7 @@ static void check_model(void)
 		CHECK(ne == UINT64_MAX);
 		return;
 	}
-	CHECK(ne <= min_eff);		/* never later than the real earliest */
+	CHECK(ne <= min_eff); /* never later than the real earliest */
 	CHECK(ne >= W.now);
 	/* Exact for level 0: the earliest is due within this 64 ms period. */
 	if (min_eff > W.now && (min_eff ^ W.now) < 64)
@@ -287,7 +286,7 @@ static void do_advance(uint64_t target)
 
 static void run_model_seed(uint64_t seed, int nops)
 {
-	uint64_t starts[] = { 0, 63, SPAN - 3, (1ull << 30) - 1, 1ull << 40 };
+	uint64_t starts[] = {0, 63, SPAN - 3, (1ull << 30) - 1, 1ull << 40};
 
 	cur_seed = seed;
 	cur_op = -1;
@@ -303,9 +302,9 @@ static void run_model_seed(uint64_t seed, int nops)
 		struct tt *x = &timers[rnd_below(ntimers)];
 
 		if (r < 45)
-			model_arm(x, random_expiry());	/* arm or re-arm */
+			model_arm(x, random_expiry()); /* arm or re-arm */
 		else if (r < 60)
-			model_cancel(x);		/* maybe a no-op */
+			model_cancel(x); /* maybe a no-op */
 		else
 			do_advance(random_target());
 		check_model();
@@ -358,7 +357,7 @@ static void chaos_fire(struct giong__timer *t)
 	} else if (r < 6) {
 		chaos_arm(o, W.now + rnd_below(3) + (rnd_below(4) ? 0 : rnd_below(1u << 20)));
 	} else if (r < 8) {
-		chaos_arm(x, W.now + rnd_below(100));	/* re-arm self, maybe "now" */
+		chaos_arm(x, W.now + rnd_below(100)); /* re-arm self, maybe "now" */
 	}
 }
 
@@ -443,7 +442,7 @@ static void test_many_timers(void **state)
 			assert_true(x->armed);
 			x->armed = false;
 			assert_true(fire_log[i].at == x->expires);
-			assert_true(x->expires >= last);	/* expiry order */
+			assert_true(x->expires >= last); /* expiry order */
 			last = x->expires;
 		}
 		for (unsigned i = 0; i < n; i++)
@@ -468,12 +467,12 @@ static void cb_fire(struct giong__timer *t)
 	assert_true(t->expires <= W.now);
 	cb_order[cb_n++] = (char)('A' + x->id);
 	if (x->id == A && W.now == 10) {
-		giong__wheel_cancel(&W, &cb[B].t);	/* due in this very tick */
-		giong__wheel_cancel(&W, &cb[D].t);	/* due later in this advance */
-		giong__wheel_arm(&W, &cb[F].t, 12);	/* due within this advance */
-		giong__wheel_arm(&W, &cb[G].t, 10);	/* "now": next advance */
-		giong__wheel_arm(&W, &cb[A].t, 30);	/* re-arm self */
-		giong__wheel_arm(&W, &cb[E].t, 14);	/* move E earlier */
+		giong__wheel_cancel(&W, &cb[B].t);  /* due in this very tick */
+		giong__wheel_cancel(&W, &cb[D].t);  /* due later in this advance */
+		giong__wheel_arm(&W, &cb[F].t, 12); /* due within this advance */
+		giong__wheel_arm(&W, &cb[G].t, 10); /* "now": next advance */
+		giong__wheel_arm(&W, &cb[A].t, 30); /* re-arm self */
+		giong__wheel_arm(&W, &cb[E].t, 14); /* move E earlier */
 	}
 }
 
@@ -489,7 +488,7 @@ static void test_callbacks_mutate(void **state)
 	giong__wheel_arm(&W, &cb[B].t, 10);
 	giong__wheel_arm(&W, &cb[C].t, 10);
 	giong__wheel_arm(&W, &cb[D].t, 20);
-	giong__wheel_arm(&W, &cb[E].t, 5000);	/* level 2 until moved */
+	giong__wheel_arm(&W, &cb[E].t, 5000); /* level 2 until moved */
 	cb_n = 0;
 	assert_int_equal(giong__wheel_advance(&W, 25), 4);
 	cb_order[cb_n] = 0;
@@ -497,8 +496,8 @@ static void test_callbacks_mutate(void **state)
 	assert_false(giong__timer_armed(&cb[B].t));
 	assert_false(giong__timer_armed(&cb[D].t));
 	assert_true(giong__timer_armed(&cb[G].t));
-	assert_int_equal(giong__wheel_count(&W), 2);	/* G, A */
-	assert_true(giong__wheel_next_expiry(&W) == 25);	/* G is due */
+	assert_int_equal(giong__wheel_count(&W), 2);     /* G, A */
+	assert_true(giong__wheel_next_expiry(&W) == 25); /* G is due */
 
 	cb_n = 0;
 	assert_int_equal(giong__wheel_advance(&W, 30), 2);
@@ -532,7 +531,7 @@ static void test_periodic_rearm(void **state)
 	assert_int_equal(periodic_n, 10000);
 	assert_true(t.expires == 1000 + 7 * 10001);
 	giong__wheel_cancel(&W, &t);
-	giong__wheel_cancel(&W, &t);	/* no-op when not armed */
+	giong__wheel_cancel(&W, &t); /* no-op when not armed */
 	assert_int_equal(giong__wheel_count(&W), 0);
 }
 
@@ -558,10 +557,10 @@ static void test_expiry_now_and_past(void **state)
 	giong__timer_init(&u, edge_fire);
 	edge_n = 0;
 
-	giong__wheel_arm(&W, &t, 5000);		/* == now */
-	giong__wheel_arm(&W, &u, 12);		/* long past */
+	giong__wheel_arm(&W, &t, 5000); /* == now */
+	giong__wheel_arm(&W, &u, 12);   /* long past */
 	assert_true(giong__wheel_next_expiry(&W) == 5000);
-	assert_int_equal(giong__wheel_advance(&W, 5000), 2);	/* same now */
+	assert_int_equal(giong__wheel_advance(&W, 5000), 2); /* same now */
 	assert_int_equal(edge_n, 2);
 	assert_true(edge_at == 5000);
 
@@ -587,7 +586,7 @@ static void test_level0_exact_and_boundaries(void **state)
 	 * that is and is not aligned. */
 	for (unsigned k = 1; k <= 6; k++) {
 		for (int off = -1; off <= 1; off++) {
-			uint64_t starts[] = { 0, 1, pow64(k) - 1, 777 };
+			uint64_t starts[] = {0, 1, pow64(k) - 1, 777};
 
 			for (unsigned s = 0; s < 4; s++) {
 				uint64_t e = pow64(k) * 3 + (uint64_t)(int64_t)off;
@@ -612,7 +611,7 @@ static void test_max_delay_clamps(void **state)
 {
 	struct giong__timer t, u;
 	uint64_t e, ne;
-	const uint64_t now0 = SPAN - 12345;	/* just below a span boundary */
+	const uint64_t now0 = SPAN - 12345; /* just below a span boundary */
 
 	(void)state;
 	giong__wheel_init(&W, now0);
@@ -671,7 +670,7 @@ static void test_idle_gap_is_fast(void **state)
 	assert_int_equal(giong__wheel_advance(&W, 42 + 365 * MS_DAY), 1);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-	assert_true(ms < 100.0);	/* generous, for valgrind */
+	assert_true(ms < 100.0); /* generous, for valgrind */
 }
 
 int main(void)

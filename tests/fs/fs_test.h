@@ -57,7 +57,7 @@ static inline void fs_body_main(unsigned worker, void *arg)
  * here once the runtime has returned. */
 static inline void fs_run(void (*fn)(void))
 {
-	struct fs_body b = { fn };
+	struct fs_body b = {fn};
 	int r = giong_block_on(fs_body_main, &b);
 
 	if (r)

@@ -29,7 +29,7 @@ static bool fifo_setup(void)
 	wfd = open(fifo, O_RDWR | O_CLOEXEC);
 	if (!gt_check_true(wfd >= 0))
 		return false;
-	struct giong_open_options o = { .read = true };
+	struct giong_open_options o = {.read = true};
 	if (!gt_check_int_equal(giong_file_open(fifo, &o, &rf), 0))
 		return false;
 	memset(rbuf, 0xaa, sizeof rbuf);
@@ -56,7 +56,7 @@ static bool rbuf_untouched(void)
 /* What is in the FIFO now (our O_RDWR end reads it without blocking). */
 static ssize_t fifo_drain(char *out, size_t len)
 {
-	struct pollfd p = { .fd = wfd, .events = POLLIN };
+	struct pollfd p = {.fd = wfd, .events = POLLIN};
 
 	if (poll(&p, 1, 0) != 1)
 		return 0;
@@ -197,7 +197,7 @@ static void body_deadline(void)
 	gt_check_int_equal(giong_file_read_at(rf, rbuf, sizeof rbuf, 0), -ETIMEDOUT);
 	/* ...but close still closes (the deadline does not apply to it). */
 	int before = gt_count_fds();
-	struct giong_open_options o = { .read = true };
+	struct giong_open_options o = {.read = true};
 	struct giong_file *f;
 	giong_deadline_restore(saved);
 	if (!gt_check_int_equal(giong_file_open(fifo, &o, &f), 0))
@@ -224,7 +224,7 @@ static void test_deadline(void **state)
  * leaks either way. */
 static intptr_t opener(void *arg)
 {
-	struct giong_open_options o = { .read = true };
+	struct giong_open_options o = {.read = true};
 	struct giong_file *f = NULL;
 	int r;
 
@@ -239,7 +239,7 @@ static void body_fifo_open(void)
 {
 	const char *lonely = fs_path("lonely-fifo");
 	int before = gt_count_fds();
-	struct giong_open_options wo = { .write = true }, ro = { .read = true };
+	struct giong_open_options wo = {.write = true}, ro = {.read = true};
 	struct giong_file *f;
 	struct giong_task *t;
 	uint64_t saved;
@@ -272,7 +272,7 @@ static void test_fifo_open(void **state)
 static int held_fd = -1;
 static intptr_t holder(void *arg)
 {
-	struct giong_open_options o = { .read = true };
+	struct giong_open_options o = {.read = true};
 	struct giong_file *f, *g;
 	int r;
 
@@ -346,7 +346,7 @@ static void test_fds_closed_once(void **state)
 static struct giong_file *nb_in;
 static intptr_t nb_reader(void *arg)
 {
-	char buf[8] = { 0 };
+	char buf[8] = {0};
 	ssize_t n = giong_file_read(nb_in, buf, sizeof buf);
 
 	(void)arg;
@@ -388,7 +388,7 @@ static void test_nonblock_pipe(void **state)
 static struct giong_file *carried;
 static void body_open_only(void)
 {
-	struct giong_open_options o = { .read = true };
+	struct giong_open_options o = {.read = true};
 
 	if (!gt_check_int_equal(giong_file_open(fs_path("held"), &o, &carried), 0))
 		return;
@@ -428,8 +428,8 @@ static void test_close_outside_task(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cancel_read),	cmocka_unit_test(test_cancel_read_result),
-		cmocka_unit_test(test_deadline),	cmocka_unit_test(test_fifo_open),
+		cmocka_unit_test(test_cancel_read),     cmocka_unit_test(test_cancel_read_result),
+		cmocka_unit_test(test_deadline),        cmocka_unit_test(test_fifo_open),
 		cmocka_unit_test(test_fds_closed_once), cmocka_unit_test(test_close_outside_task),
 		cmocka_unit_test(test_nonblock_pipe),
 	};

@@ -12,17 +12,17 @@
 static void expect(int got, int want, const char *what)
 {
 	if (got != want)
-		gt_check_fail_msg("%s: got %d (%s), want %d (%s)", what, got, giong_strerror(got), want,
-			 giong_strerror(want));
+		gt_check_fail_msg("%s: got %d (%s), want %d (%s)", what, got, giong_strerror(got),
+				  want, giong_strerror(want));
 }
 
 static void body_bad_input(void)
 {
-	struct giong_open_options ro = { .read = true }, wo = { .write = true, .create = true };
+	struct giong_open_options ro = {.read = true}, wo = {.write = true, .create = true};
 	struct giong_file *f = NULL, *w = NULL;
 	struct giong_stat st;
 	char buf[16];
-	struct iovec iov = { buf, sizeof buf };
+	struct iovec iov = {buf, sizeof buf};
 
 	/* missing file, missing directory on the way, empty path */
 	expect(giong_file_open(fs_path("missing"), &ro, &f), -ENOENT, "open missing");
@@ -34,7 +34,7 @@ static void body_bad_input(void)
 
 	/* a directory opened as a file: -EISDIR for write access and for reads */
 	expect(giong_file_open(fs_scratch, &wo, &f), -EISDIR, "open dir for write");
-	struct giong_open_options rw = { .read = true, .write = true };
+	struct giong_open_options rw = {.read = true, .write = true};
 	expect(giong_file_open(fs_scratch, &rw, &f), -EISDIR, "open dir rw");
 	expect(giong_file_open(fs_scratch, &ro, &f), 0, "open dir read-only (as open(2))");
 	expect((int)giong_file_read_at(f, buf, sizeof buf, 0), -EISDIR, "read a dir");
@@ -42,14 +42,14 @@ static void body_bad_input(void)
 
 	/* bad option combinations */
 	struct giong_open_options bad[] = {
-		{ 0 },
-		{ .create = true },
-		{ .read = true, .create = true },
-		{ .read = true, .truncate = true },
-		{ .read = true, .create_new = true },
-		{ .append = true, .truncate = true },
-		{ .write = true, .mode = 070000 },
-		{ .read = true, .custom_flags = O_RDWR },
+		{0},
+		{.create = true},
+		{.read = true, .create = true},
+		{.read = true, .truncate = true},
+		{.read = true, .create_new = true},
+		{.append = true, .truncate = true},
+		{.write = true, .mode = 070000},
+		{.read = true, .custom_flags = O_RDWR},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		f = (struct giong_file *)1;
@@ -136,7 +136,7 @@ static void test_bad_input(void **state)
 /* Outside a task every call that would suspend says GIONG_ENOTWORKER. */
 static void test_outside_task(void **state)
 {
-	struct giong_open_options ro = { .read = true };
+	struct giong_open_options ro = {.read = true};
 	struct giong_file *f = NULL;
 	struct giong_stat st;
 	char *buf = NULL;

@@ -9,8 +9,8 @@
 
 #include <sys/uio.h>
 
-static const size_t sizes[] = { 0,    1,     511,	  4095,	       4096,
-				4097, 65537, 1024 * 1024, 3000 * 1000, 8 * 1024 * 1024 };
+static const size_t sizes[] = {0,    1,     511,         4095,        4096,
+			       4097, 65537, 1024 * 1024, 3000 * 1000, 8 * 1024 * 1024};
 
 static void body_roundtrip(void)
 {
@@ -34,7 +34,7 @@ static void body_roundtrip(void)
 		gt_check_int_equal(stat(p, &st), 0);
 		gt_check_int_equal((size_t)st.st_size, n);
 
-		struct giong_open_options o = { .read = true };
+		struct giong_open_options o = {.read = true};
 		if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
 			goto out;
 		memset(dst, 0xaa, n + 16);
@@ -82,8 +82,7 @@ static void body_random(void)
 	enum { SIZE = 1 << 20, OPS = 2000 };
 	char *model = calloc(1, SIZE), *buf = malloc(SIZE);
 	struct giong_open_options o = {
-		.read = true, .write = true, .create = true, .truncate = true
-	};
+		.read = true, .write = true, .create = true, .truncate = true};
 	struct giong_file *f;
 	uint64_t s = 42;
 	size_t flen = 0;
@@ -130,9 +129,9 @@ static void test_random_order(void **state)
 static void body_vectored(void)
 {
 	char a[100], b[5000], c[1], r1[100], r2[5000], r3[1];
-	struct iovec wv[] = { { a, sizeof a }, { b, sizeof b }, { c, sizeof c } };
-	struct iovec rv[] = { { r1, sizeof r1 }, { r2, sizeof r2 }, { r3, sizeof r3 } };
-	struct giong_open_options o = { .read = true, .write = true, .create = true };
+	struct iovec wv[] = {{a, sizeof a}, {b, sizeof b}, {c, sizeof c}};
+	struct iovec rv[] = {{r1, sizeof r1}, {r2, sizeof r2}, {r3, sizeof r3}};
+	struct giong_open_options o = {.read = true, .write = true, .create = true};
 	struct giong_file *f;
 
 	fs_fill(a, sizeof a, 1);
@@ -164,8 +163,7 @@ static void test_vectored(void **state)
 static void body_stream(void)
 {
 	struct giong_open_options o = {
-		.read = true, .write = true, .create = true, .truncate = true
-	};
+		.read = true, .write = true, .create = true, .truncate = true};
 	struct giong_file *f;
 	char buf[16];
 
@@ -208,8 +206,7 @@ static void test_stream(void **state)
 static void body_meta(void)
 {
 	struct giong_open_options o = {
-		.read = true, .write = true, .create = true, .truncate = true
-	};
+		.read = true, .write = true, .create = true, .truncate = true};
 	struct giong_file *f;
 	struct giong_stat gs;
 	struct stat st;
@@ -262,7 +259,7 @@ static void body_meta(void)
 	gt_check_int_equal(giong_file_close(f), 0);
 
 	/* A read-only file cannot be truncated. */
-	struct giong_open_options ro = { .read = true };
+	struct giong_open_options ro = {.read = true};
 	if (!gt_check_int_equal(giong_file_open(fs_path("meta"), &ro, &f), 0))
 		return;
 	int r = giong_file_set_len(f, 1);
@@ -301,8 +298,7 @@ static intptr_t sharer(void *arg)
 static void body_shared(void)
 {
 	struct giong_open_options o = {
-		.read = true, .write = true, .create = true, .truncate = true
-	};
+		.read = true, .write = true, .create = true, .truncate = true};
 	struct giong_task *t[SHARERS];
 	int spawned = 0;
 

@@ -66,7 +66,7 @@ static void make_data(void)
 
 static struct giong_file *open_ro(const char *p, bool ring_only)
 {
-	struct giong_open_options o = { .read = true, .ring_only = ring_only };
+	struct giong_open_options o = {.read = true, .ring_only = ring_only};
 	struct giong_file *f;
 
 	if (!gt_check_int_equal(giong_file_open(p, &o, &f), 0))
@@ -142,7 +142,7 @@ static void body_cached(void)
 		gt_check_memory_equal(buf, src + off, 4096);
 	}
 	/* readv_at, three buffers */
-	struct iovec iov[3] = { { buf, 100 }, { buf + 100, 5000 }, { buf + 5100, 7188 } };
+	struct iovec iov[3] = {{buf, 100}, {buf + 100, 5000}, {buf + 5100, 7188}};
 	gt_check_int_equal(giong_file_readv_at(f, iov, 3, 1234), 12288);
 	gt_check_memory_equal(buf, src + 1234, 12288);
 	gt_check_int_equal(fs_sqes(), s0); /* not one SQE */
@@ -222,11 +222,11 @@ static void body_ring_only(void)
 		gt_check_int_equal(giong_file_read_at(f, buf, 4096, i * 4096), 4096);
 		gt_check_memory_equal(buf, src + i * 4096, 4096);
 	}
-	struct iovec iov[2] = { { buf, 10 }, { buf + 10, 4000 } };
+	struct iovec iov[2] = {{buf, 10}, {buf + 10, 4000}};
 	gt_check_int_equal(giong_file_readv_at(f, iov, 2, 77), 4010);
 	gt_check_memory_equal(buf, src + 77, 4010);
 	gt_check_int_equal(fs_sqes() - s0, 6); /* one SQE per read */
-	gt_check_int_equal(pv2_calls, c0); /* and no direct attempt */
+	gt_check_int_equal(pv2_calls, c0);     /* and no direct attempt */
 	/* switched on and off again */
 	gt_check_int_equal(giong_file_set_ring_only(f, false), 0);
 	s0 = fs_sqes();
@@ -269,7 +269,8 @@ static void body_fs_read(void)
 	giong_fs_free(all);
 	gt_check_int_equal(giong_yield(), 0); /* the queued close enters the kernel */
 	gt_check_true(pv2_calls - c0 >= 1);
-	gt_check_int_equal(fs_sqes() - s0, fs_ring_env() ? 2 : 1); /* the close; a cached open and the
+	gt_check_int_equal(fs_sqes() - s0,
+			   fs_ring_env() ? 2 : 1); /* the close; a cached open and the
 							       read made none */
 }
 
@@ -283,7 +284,7 @@ static void test_fs_read(void **state)
 static void body_tmpfs(void)
 {
 	char path[64], buf[4096];
-	struct iovec iov = { buf, sizeof buf };
+	struct iovec iov = {buf, sizeof buf};
 	struct giong_file *f;
 	uint64_t s0;
 	long c0;
@@ -360,9 +361,9 @@ static void body_injected(void)
 {
 	make_data();
 	injected(EOPNOTSUPP, true);
-	injected(EINVAL, true); /* the ring accepted the request: the flag was refused */
+	injected(EINVAL, true);  /* the ring accepted the request: the flag was refused */
 	injected(EAGAIN, false); /* a cache miss says nothing about the next read */
-	injected(EIO, false); /* other errors: the ring answers, nothing remembered */
+	injected(EIO, false);    /* other errors: the ring answers, nothing remembered */
 	pv2_inject_n = 0;
 }
 
@@ -377,7 +378,7 @@ static void test_injected(void **state)
 static void body_fifo_pipe(void)
 {
 	const char *p = fs_path("fifo");
-	struct giong_open_options rw = { .read = true, .write = true };
+	struct giong_open_options rw = {.read = true, .write = true};
 	struct giong_file *f;
 	char buf[16];
 	int pfd[2];
@@ -401,7 +402,7 @@ static void body_fifo_pipe(void)
 		return;
 	c0 = pv2_calls;
 	for (int i = 0; i < 3; i++) {
-		struct iovec iov[2] = { { buf, 2 }, { buf + 2, 10 } };
+		struct iovec iov[2] = {{buf, 2}, {buf + 2, 10}};
 
 		gt_check_int_equal(write(pfd[1], "pipe!", 5), 5);
 		gt_check_int_equal(giong_file_readv_at(f, iov, 2, 0), 5);
@@ -422,7 +423,7 @@ static void test_fifo_pipe(void **state)
  * device even with RWF_NOWAIT). */
 static void body_o_direct(void)
 {
-	struct giong_open_options o = { .read = true, .custom_flags = O_DIRECT };
+	struct giong_open_options o = {.read = true, .custom_flags = O_DIRECT};
 	struct giong_file *f;
 	void *buf;
 	long c0;
@@ -479,7 +480,7 @@ static bool cbuf_untouched(void)
 
 static intptr_t self_cancelled_reader(void *arg)
 {
-	struct iovec iov = { cbuf, sizeof cbuf };
+	struct iovec iov = {cbuf, sizeof cbuf};
 	char *all = (char *)1;
 	size_t len = 1;
 	long c0 = pv2_calls;
@@ -499,7 +500,7 @@ static intptr_t self_cancelled_reader(void *arg)
 static void body_cancel_deadline(void)
 {
 	struct giong_task *t;
-	struct iovec iov = { cbuf, sizeof cbuf };
+	struct iovec iov = {cbuf, sizeof cbuf};
 	intptr_t res = 0;
 	uint64_t saved;
 	long c0, n = 0;
@@ -511,7 +512,7 @@ static void body_cancel_deadline(void)
 	if (!gt_check_int_equal(giong_spawn(self_cancelled_reader, NULL, &t), 0))
 		return;
 	gt_check_int_equal(giong_join(t, &res), -ECANCELED); /* it was cancelled... */
-	gt_check_int_equal(reader_done, 7); /* ...and checked everything */
+	gt_check_int_equal(reader_done, 7);                  /* ...and checked everything */
 
 	/* a deadline already passed */
 	c0 = pv2_calls;
@@ -575,7 +576,7 @@ static long loop_reads(struct giong_file *f, int reads, size_t len)
 	gt_check_int_equal(before, 1);
 	for (int i = 0; i < reads; i++)
 		gt_check_int_equal(giong_file_read_at(f, buf, len, (int64_t)((i * len) % BIG)),
-				 (ssize_t)len);
+				   (ssize_t)len);
 	before = other_runs - before;
 	stop = true;
 	gt_check_int_equal(giong_join(t, NULL), 0);
@@ -637,9 +638,9 @@ static void body_partial(void)
 			gt_check_int_equal(giong_file_read_at(f, buf, BIG, 0), BIG);
 		} else {
 			/* the cache ends inside the second entry */
-			struct iovec iov[3] = { { buf, 1000 },
-						{ buf + 1000, BIG / 2 + 9000 },
-						{ buf + BIG / 2 + 10000, BIG / 2 - 10000 } };
+			struct iovec iov[3] = {{buf, 1000},
+					       {buf + 1000, BIG / 2 + 9000},
+					       {buf + BIG / 2 + 10000, BIG / 2 - 10000}};
 
 			gt_check_int_equal(giong_file_readv_at(f, iov, 3, 0), BIG);
 		}
@@ -712,7 +713,7 @@ int main(void)
 	const char *env = getenv("GIONG_FS_READ");
 
 	if (env && !strcmp(env, "ring")) {
-		const struct CMUnitTest ring[] = { cmocka_unit_test(test_env_ring) };
+		const struct CMUnitTest ring[] = {cmocka_unit_test(test_env_ring)};
 		int r = fs_test_main("nowait_ring", ring, 1);
 
 		free(src);
@@ -720,12 +721,12 @@ int main(void)
 	}
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cached),		cmocka_unit_test(test_eof),
-		cmocka_unit_test(test_ring_only),	cmocka_unit_test(test_fs_read),
-		cmocka_unit_test(test_tmpfs),		cmocka_unit_test(test_injected),
-		cmocka_unit_test(test_fifo_pipe),	cmocka_unit_test(test_o_direct),
+		cmocka_unit_test(test_cached),          cmocka_unit_test(test_eof),
+		cmocka_unit_test(test_ring_only),       cmocka_unit_test(test_fs_read),
+		cmocka_unit_test(test_tmpfs),           cmocka_unit_test(test_injected),
+		cmocka_unit_test(test_fifo_pipe),       cmocka_unit_test(test_o_direct),
 		cmocka_unit_test(test_cancel_deadline), cmocka_unit_test(test_yield),
-		cmocka_unit_test(test_partial),		cmocka_unit_test(test_outside_task),
+		cmocka_unit_test(test_partial),         cmocka_unit_test(test_outside_task),
 	};
 	int r = fs_test_main("nowait", tests, sizeof(tests) / sizeof(tests[0]));
 

@@ -303,9 +303,9 @@ static void test_cancelled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cached),   cmocka_unit_test(test_flags),
-		cmocka_unit_test(test_errors),   cmocka_unit_test(test_fifo),
-		cmocka_unit_test(test_cancelled), cmocka_unit_test(test_slow_fifo),
+		cmocka_unit_test(test_cached),        cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_errors),        cmocka_unit_test(test_fifo),
+		cmocka_unit_test(test_cancelled),     cmocka_unit_test(test_slow_fifo),
 		cmocka_unit_test(test_close_ring_fd),
 	};
 

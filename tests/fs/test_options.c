@@ -19,10 +19,10 @@ static int ref_flags(bool rd, bool wr, bool ap, bool cr, bool cn, bool tr)
 		return -EINVAL;
 	if (ap && tr && !cn)
 		return -EINVAL;
-	f |= ap	      ? O_APPEND | (rd ? O_RDWR : O_WRONLY) :
-	     rd && wr ? O_RDWR :
-	     wr	      ? O_WRONLY :
-			O_RDONLY;
+	f |= ap         ? O_APPEND | (rd ? O_RDWR : O_WRONLY)
+	     : rd && wr ? O_RDWR
+	     : wr       ? O_WRONLY
+			: O_RDONLY;
 	if (cn)
 		f |= O_CREAT | O_EXCL;
 	else
@@ -38,10 +38,10 @@ static void prepare(const char *p, bool exists)
 }
 
 struct outcome {
-	int err; /* 0 or -errno of the open */
-	int fl; /* F_GETFL & (O_ACCMODE | O_APPEND) */
+	int err;     /* 0 or -errno of the open */
+	int fl;      /* F_GETFL & (O_ACCMODE | O_APPEND) */
 	int cloexec; /* FD_CLOEXEC set */
-	long size; /* size after the open, -1 if the file does not exist */
+	long size;   /* size after the open, -1 if the file does not exist */
 };
 
 static void describe(const char *p, int fd, int err, struct outcome *o)
@@ -120,7 +120,7 @@ static void test_matrix_vs_open(void **state)
 static void body_append(void)
 {
 	const char *pa = fs_path("app-ref"), *pb = fs_path("app-giong");
-	struct giong_open_options o = { .append = true, .read = true };
+	struct giong_open_options o = {.append = true, .read = true};
 	struct giong_file *f;
 	char a[64], b[64];
 	ssize_t na, nb;
@@ -153,7 +153,7 @@ static void body_append(void)
 
 	/* append + create makes the file; append alone does not. */
 	unlink(pb);
-	o = (struct giong_open_options){ .append = true };
+	o = (struct giong_open_options){.append = true};
 	gt_check_int_equal(giong_file_open(pb, &o, &f), -ENOENT);
 	o.create = true;
 	if (!gt_check_int_equal(giong_file_open(pb, &o, &f), 0))
@@ -172,7 +172,7 @@ static void test_append(void **state)
 static void body_mode_and_custom(void)
 {
 	const char *p = fs_path("mode");
-	struct giong_open_options o = { .write = true, .create_new = true, .mode = 0640 };
+	struct giong_open_options o = {.write = true, .create_new = true, .mode = 0640};
 	struct giong_file *f;
 	struct stat st;
 	mode_t um = umask(022);
@@ -200,8 +200,8 @@ static void body_mode_and_custom(void)
 	umask(um);
 
 	/* custom_flags: what the booleans own is refused; the rest passes. */
-	o = (struct giong_open_options){ .read = true };
-	const int owned[] = { O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND };
+	o = (struct giong_open_options){.read = true};
+	const int owned[] = {O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND};
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		o.custom_flags = owned[i];
 		gt_check_int_equal(giong_open_options_flags(&o), -EINVAL);

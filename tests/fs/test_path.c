@@ -175,7 +175,7 @@ static void body_dir(void)
 	gt_check_int_equal(giong_dir_open(fs_path("missing"), &d), -ENOENT);
 	gt_check_null(d);
 	gt_check_int_equal(giong_dir_open(fs_path("many/entry-with-a-longish-name-00001"), &d),
-			 -ENOTDIR);
+			   -ENOTDIR);
 	gt_check_int_equal(giong_dir_open(NULL, &d), -EINVAL);
 }
 

@@ -52,7 +52,8 @@ static void check_grown(size_t start, size_t by)
 	grow_seed = 6;
 	grow_next_fstat = 1;
 	if (gt_check_int_equal(giong_fs_read(p, &buf, &len), 0)) {
-		gt_check_int_equal(grow_next_fstat, 0); /* the size hint was taken before the growth */
+		gt_check_int_equal(grow_next_fstat,
+				   0); /* the size hint was taken before the growth */
 		if (gt_check_int_equal(len, start + by)) {
 			gt_check_memory_equal(buf, src, start + by);
 			gt_check_int_equal(buf[len], '\0');
@@ -66,7 +67,7 @@ static void check_grown(size_t start, size_t by)
 static void body_grow_after_stat(void)
 {
 	check_grown(0, 10); /* empty when sized */
-	check_grown(1, 1); /* one probe byte more */
+	check_grown(1, 1);  /* one probe byte more */
 	check_grown(4096, 1);
 	check_grown(4096, 100000); /* far beyond one doubling */
 	check_grown(1 << 20, 3 << 20);

@@ -198,14 +198,16 @@ static inline void nt_assert_fds(int before)
 				socklen_t tl = sizeof(ti);
 				int fd = atoi(e->d_name), lp = -1, pp = -1, st = -1;
 
-				if (!getsockname(fd, (struct sockaddr *)&la, &ll) && la.ss_family == AF_INET)
+				if (!getsockname(fd, (struct sockaddr *)&la, &ll) &&
+				    la.ss_family == AF_INET)
 					lp = ntohs(((struct sockaddr_in *)&la)->sin_port);
-				if (!getpeername(fd, (struct sockaddr *)&pa, &pl) && pa.ss_family == AF_INET)
+				if (!getpeername(fd, (struct sockaddr *)&pa, &pl) &&
+				    pa.ss_family == AF_INET)
 					pp = ntohs(((struct sockaddr_in *)&pa)->sin_port);
 				if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
 					st = ti.tcpi_state;
-				print_message("fd %s -> %s local %d peer %d state %d\n", e->d_name, link,
-					      lp, pp, st);
+				print_message("fd %s -> %s local %d peer %d state %d\n", e->d_name,
+					      link, lp, pp, st);
 				continue;
 			}
 			print_message("fd %s -> %s\n", e->d_name, link);

@@ -23,7 +23,7 @@ struct unread {
 	bool go_set;
 	/* client side */
 	long long sent;
-	int blocked;         /* send() ended in EAGAIN that lasted */
+	int blocked; /* send() ended in EAGAIN that lasted */
 	int send_err;
 	uint32_t free_blocked, total; /* pool after blocking (waited for) */
 	uint32_t free_min;            /* lowest seen while blocked */
@@ -273,7 +273,8 @@ static intptr_t small_client(void *arg)
 					if ((size_t)n > SMALL_MSG - have)
 						n = -EPROTO;
 					else
-						memcpy(got + have, giong_recvbuf_data(b), (size_t)n);
+						memcpy(got + have, giong_recvbuf_data(b),
+						       (size_t)n);
 					giong_recvbuf_release(b);
 				}
 			} else {
@@ -460,7 +461,8 @@ static void test_dry_pool_reclaims_unread(void **state)
 	c.recv_buffers = 4;
 	c.recv_buffer_size = 4096;
 	gt_run(&c, reclaim_main, &r, NULL);
-	print_message("pool: %u of %u free with four unread messages queued\n", r.free_held, r.total);
+	print_message("pool: %u of %u free with four unread messages queued\n", r.free_held,
+		      r.total);
 	assert_int_equal(r.setup_err, 0);
 	for (int i = 0; i < IDLE_HELD; i++)
 		assert_int_equal(r.callbacks[i], 1); /* once per arrival */
@@ -573,7 +575,7 @@ static void test_accept_backlog_pauses(void **state)
 
 struct stall {
 	int setup_err;
-	ssize_t stall_ret;       /* the stalled write: -ETIMEDOUT or a short count */
+	ssize_t stall_ret; /* the stalled write: -ETIMEDOUT or a short count */
 	uint64_t stall_started, stall_ended;
 	int pings_ok;
 	uint64_t pings_ended;

@@ -373,8 +373,8 @@ static void test_through_and_close(void **state)
 	assert_int_equal(t.nd_on_seen, 1);
 	assert_int_equal(t.close_ret, 0);
 	assert_int_equal(t.closes, 1);
-	assert_int_equal(t.eof, 0);                       /* the peer saw the end */
-	assert_int_equal(t.fds_closed, t.fds_open - 1);   /* the socket is gone */
+	assert_int_equal(t.eof, 0);                     /* the peer saw the end */
+	assert_int_equal(t.fds_closed, t.fds_open - 1); /* the socket is gone */
 	assert_int_equal(t.fd_x2, 1);
 	assert_int_equal(t.close3_ret, 0);
 	assert_int_equal(t.closes3, 2);
@@ -422,14 +422,16 @@ static void keep_main(unsigned w, void *arg)
 	k->raw_out = nt_stream_read_exact(c, k->raw_back, 4);
 
 	/* From the middle: top closes mid, mid (kept) leaves s open. */
-	if (!(mid = xs_new(s, 0x44, &k->closes2)) || !(top = xs_new(&mid->base, 0x55, &k->closes2))) {
+	if (!(mid = xs_new(s, 0x44, &k->closes2)) ||
+	    !(top = xs_new(&mid->base, 0x55, &k->closes2))) {
 		k->setup = 2;
 		return;
 	}
 	k->mid_keep = giong_stream_keep_lower(&mid->base, NULL);
 	k->top_close = giong_stream_close(&top->base);
 	k->lower_alive = giong_stream_write_all(s, "abc", 3) == 3 &&
-			 nt_stream_read_exact(c, k->mid_buf, 3) == 3 && !memcmp(k->mid_buf, "abc", 3);
+			 nt_stream_read_exact(c, k->mid_buf, 3) == 3 &&
+			 !memcmp(k->mid_buf, "abc", 3);
 	k->mid_close = giong_stream_close(s);
 	k->eof = read_end(c);
 	giong_stream_close(c);
@@ -561,7 +563,7 @@ static void test_dry_pool_calls_upper(void **state)
 	assert_int_equal(d.held, 3);
 	assert_true(d.dry_calls >= 1);
 	assert_int_equal(d.ahead_pooled_after, 0); /* copied off the pool */
-	assert_int_equal(d.free_dry, 1);            /* its buffer is back */
+	assert_int_equal(d.free_dry, 1);           /* its buffer is back */
 	assert_int_equal(d.got, 100);
 	assert_int_equal(d.bad, -1);
 	assert_int_equal(d.free_end, 4);
@@ -795,8 +797,8 @@ static void hb_main(unsigned w, void *arg)
 	memcpy(p, "ABCDEF", 6);
 	h->c6 = giong_recvbuf_commit(b, 6);
 	h->c1 = giong_recvbuf_commit(b, 1);
-	h->data_ok = giong_recvbuf_len(b) == 12 &&
-		     !memcmp(giong_recvbuf_data(b), "456789ABCDEF", 12);
+	h->data_ok =
+		giong_recvbuf_len(b) == 12 && !memcmp(giong_recvbuf_data(b), "456789ABCDEF", 12);
 	h->tail_null_ok = giong_recvbuf_tail(b, &h->room_full) != NULL;
 	h->c0 = giong_recvbuf_commit(b, 0);
 	h->cons_all = giong_recvbuf_consume(b, 12);
@@ -873,10 +875,8 @@ static void test_heap_recvbufs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_through_and_close),
-		cmocka_unit_test(test_keep_lower),
-		cmocka_unit_test(test_dry_pool_calls_upper),
-		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_through_and_close),    cmocka_unit_test(test_keep_lower),
+		cmocka_unit_test(test_dry_pool_calls_upper), cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_heap_recvbufs),
 	};
 

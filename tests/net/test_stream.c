@@ -656,8 +656,8 @@ static void teardown_main(unsigned w, void *arg)
 	struct giong_listener *l;
 
 	(void)w;
-	if (tcp_pair(&c1, &s1) || tcp_pair(&c2, &s2) || tcp_pair(&c3, &s3) ||
-	    tcp_pair(&c4, &s4) || giong_tcp_listen("127.0.0.1:0", NULL, &l)) {
+	if (tcp_pair(&c1, &s1) || tcp_pair(&c2, &s2) || tcp_pair(&c3, &s3) || tcp_pair(&c4, &s4) ||
+	    giong_tcp_listen("127.0.0.1:0", NULL, &l)) {
 		td->setup_err = 1;
 		return;
 	}

@@ -536,9 +536,9 @@ static void test_ipv6_writev(void **state)
 struct many {
 	unsigned n, workers;
 	_Atomic int port;
-	atomic_int connected;     /* clients whose connect returned */
-	atomic_int echoed_once;   /* clients whose first echo came back */
-	atomic_int clients_done;  /* per worker, main fibers done joining */
+	atomic_int connected;      /* clients whose connect returned */
+	atomic_int echoed_once;    /* clients whose first echo came back */
+	atomic_int clients_done;   /* per worker, main fibers done joining */
 	atomic_int live, max_live; /* server handlers alive at once */
 	atomic_int echo_ok, echo_bad, connect_fail, accept_err, handlers;
 	atomic_int stop;

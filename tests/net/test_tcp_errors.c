@@ -27,7 +27,7 @@ struct bad {
 	int port_check;
 };
 
-static const char *const bad_addrs[] = {"1.2.3.4", "::1:80", "host:99999", "1.2.3.4:-1",
+static const char *const bad_addrs[] = {"1.2.3.4",  "::1:80",  "host:99999",  "1.2.3.4:-1",
 					"1.2.3.4:", "[::1:80", "1.2.3.4:80x", "999.1.1.1:80"};
 
 static void bad_main(unsigned w, void *arg)
@@ -164,8 +164,10 @@ static void test_bad_input(void **state)
 		assert_int_equal(b.listen_bad[i], -EINVAL);
 		if (i == 7) {
 			/* Not a number: resolving it is tried and fails. */
-			assert_true(b.connect_bad[i] == -EHOSTUNREACH || b.connect_bad[i] == -EINVAL);
-			assert_true(b.resolve_bad[i] == -EHOSTUNREACH || b.resolve_bad[i] == -EINVAL);
+			assert_true(b.connect_bad[i] == -EHOSTUNREACH ||
+				    b.connect_bad[i] == -EINVAL);
+			assert_true(b.resolve_bad[i] == -EHOSTUNREACH ||
+				    b.resolve_bad[i] == -EINVAL);
 		} else {
 			assert_int_equal(b.connect_bad[i], -EINVAL);
 			assert_int_equal(b.resolve_bad[i], -EINVAL);
@@ -208,9 +210,9 @@ static void test_bad_input(void **state)
 	assert_int_equal(giong_tcp_listen("127.0.0.1:0", NULL, &l), GIONG_ENOTWORKER);
 	assert_int_equal(giong_tcp_connect("127.0.0.1:1", &s), GIONG_ENOTWORKER);
 
-	const int codes[] = {-EADDRINUSE, -ECONNREFUSED, -EINVAL, -EPIPE, -ECONNRESET, -ENOTSUP,
-			     -EHOSTUNREACH, -ETIMEDOUT, -ECANCELED, -EBADF, GIONG_ENOTWORKER,
-			     GIONG_ESHUTDOWN};
+	const int codes[] = {-EADDRINUSE, -ECONNREFUSED, -EINVAL,          -EPIPE,
+			     -ECONNRESET, -ENOTSUP,      -EHOSTUNREACH,    -ETIMEDOUT,
+			     -ECANCELED,  -EBADF,        GIONG_ENOTWORKER, GIONG_ESHUTDOWN};
 	for (unsigned i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		assert_text(codes[i]);
 	assert_string_equal(giong_err_name(-EADDRINUSE), "EADDRINUSE");
@@ -224,9 +226,9 @@ static void test_addr_text(void **state)
 	static const struct {
 		const char *in, *out;
 	} ok[] = {
-		{"1.2.3.4:80", "1.2.3.4:80"},   {"[::1]:443", "[::1]:443"},
-		{":8080", "0.0.0.0:8080"},      {"*:9", "0.0.0.0:9"},
-		{"[::]:0", "[::]:0"},           {"localhost:65535", "127.0.0.1:65535"},
+		{"1.2.3.4:80", "1.2.3.4:80"}, {"[::1]:443", "[::1]:443"},
+		{":8080", "0.0.0.0:8080"},    {"*:9", "0.0.0.0:9"},
+		{"[::]:0", "[::]:0"},         {"localhost:65535", "127.0.0.1:65535"},
 		{"10.0.0.1:0", "10.0.0.1:0"},
 	};
 	struct giong_addr a;

@@ -64,7 +64,7 @@ static void basic_main(unsigned w, void *arg)
 static void run_basic(int family)
 {
 	struct giong_config c = gt_config(1);
-	struct basic r = { .family = family };
+	struct basic r = {.family = family};
 	int fds = gt_count_fds();
 
 	gt_run(&c, basic_main, &r, NULL);
@@ -538,12 +538,9 @@ static void test_truncation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4),
-		cmocka_unit_test(test_ipv6),
-		cmocka_unit_test(test_connected),
-		cmocka_unit_test(test_burst_in_order),
-		cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_cancel_loses_nothing),
+		cmocka_unit_test(test_ipv4),       cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_connected),  cmocka_unit_test(test_burst_in_order),
+		cmocka_unit_test(test_truncation), cmocka_unit_test(test_cancel_loses_nothing),
 	};
 
 	gt_require_uring();

@@ -148,7 +148,7 @@ static intptr_t rport_sender(void *arg)
 static void rport_main(unsigned w, void *arg)
 {
 	struct rport *r = arg;
-	struct giong_udp_options o = { .reuseport = true };
+	struct giong_udp_options o = {.reuseport = true};
 	struct giong_task *s = NULL;
 	struct giong_udp *u;
 	char text[64];
@@ -188,7 +188,7 @@ static void rport_main(unsigned w, void *arg)
 
 static int free_udp_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), port = -1;
 
@@ -315,7 +315,7 @@ static void bad_main(unsigned w, void *arg)
 {
 	struct bad *r = arg;
 	struct giong_udp *u = NULL, *v = NULL, *bc = NULL;
-	struct giong_udp_options bo = { .broadcast = true };
+	struct giong_udp_options bo = {.broadcast = true};
 	struct giong_recvbuf *b;
 	struct giong_addr to, odd;
 	char buf[8], text[64];

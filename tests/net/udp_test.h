@@ -19,8 +19,6 @@
 
 #include "giong_test.h"
 
-
-
 static inline unsigned rnd(unsigned *s)
 {
 	*s = *s * 1103515245u + 12345u;
@@ -55,7 +53,7 @@ static inline const char *loop_any(int family)
 
 static inline bool have_ipv6_loopback(void)
 {
-	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
 	bool ok;
 

@@ -63,15 +63,14 @@
 #define GT_CHECKS_KEPT 16
 
 struct gt_checks {
-	atomic_uint failed;                /* failed checks since the last gt_checks_assert() */
-	char what[GT_CHECKS_KEPT][384];   /* the first GT_CHECKS_KEPT of them */
+	atomic_uint failed;             /* failed checks since the last gt_checks_assert() */
+	char what[GT_CHECKS_KEPT][384]; /* the first GT_CHECKS_KEPT of them */
 };
 
 static struct gt_checks gt_checks;
 
-__attribute__((format(printf, 3, 4))) static inline bool gt_check_failed(const char *file,
-									    int line,
-									    const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static inline bool gt_check_failed(const char *file, int line,
+									 const char *fmt, ...)
 {
 	unsigned i = atomic_fetch_add(&gt_checks.failed, 1);
 	va_list ap;
@@ -91,7 +90,8 @@ __attribute__((format(printf, 3, 4))) static inline bool gt_check_failed(const c
 static inline bool gt_check_int(bool ok, intmax_t a, intmax_t b, const char *op, const char *ea,
 				const char *eb, const char *file, int line)
 {
-	return ok || gt_check_failed(file, line, "%s %s %s: %" PRIdMAX " (%#" PRIxMAX ") vs %" PRIdMAX
+	return ok || gt_check_failed(file, line,
+				     "%s %s %s: %" PRIdMAX " (%#" PRIxMAX ") vs %" PRIdMAX
 				     " (%#" PRIxMAX ")",
 				     ea, op, eb, a, (uintmax_t)a, b, (uintmax_t)b);
 }
@@ -122,7 +122,8 @@ static inline bool gt_check_str(bool want_equal, const char *a, const char *b, c
 
 #define gt_check_true(c) ((c) ? true : gt_check_failed(__FILE__, __LINE__, "%s", #c))
 #define gt_check_false(c) (!(c) ? true : gt_check_failed(__FILE__, __LINE__, "!(%s)", #c))
-#define gt_check_null(p) ((p) == NULL ? true : gt_check_failed(__FILE__, __LINE__, "%s == NULL", #p))
+#define gt_check_null(p)                                                                           \
+	((p) == NULL ? true : gt_check_failed(__FILE__, __LINE__, "%s == NULL", #p))
 #define gt_check_non_null(p)                                                                       \
 	((p) != NULL ? true : gt_check_failed(__FILE__, __LINE__, "%s != NULL", #p))
 #define gt_check_int_equal(a, b)                                                                   \
@@ -138,12 +139,13 @@ static inline bool gt_check_str(bool want_equal, const char *a, const char *b, c
 /* CMocka's assert_in_range(): @lo <= @v <= @hi, compared unsigned. */
 #define gt_check_in_range(v, lo, hi)                                                               \
 	({                                                                                         \
-		uintmax_t gt_v_ = (uintmax_t)(v), gt_lo_ = (uintmax_t)(lo), gt_hi_ = (uintmax_t)(hi); \
-		(gt_v_ >= gt_lo_ && gt_v_ <= gt_hi_)                                                \
+		uintmax_t gt_v_ = (uintmax_t)(v), gt_lo_ = (uintmax_t)(lo),                        \
+			  gt_hi_ = (uintmax_t)(hi);                                                \
+		(gt_v_ >= gt_lo_ && gt_v_ <= gt_hi_)                                               \
 			? true                                                                     \
 			: gt_check_failed(__FILE__, __LINE__,                                      \
-					  "%s in [%s, %s]: %" PRIuMAX " not in [%" PRIuMAX          \
-					  ", %" PRIuMAX "]",                                        \
+					  "%s in [%s, %s]: %" PRIuMAX " not in [%" PRIuMAX         \
+					  ", %" PRIuMAX "]",                                       \
 					  #v, #lo, #hi, gt_v_, gt_lo_, gt_hi_);                    \
 	})
 #define gt_check_ptr_equal(a, b)                                                                   \

@@ -86,7 +86,8 @@ int consume(struct conn *c, const uint8_t *p, size_t n)
 			c->qn--;
 		}
 		if (!c->qn) {
-			REPORT("MISMATCH conn %" PRIu64 ": %zu bytes more than were sent\n", c->id, n);
+			REPORT("MISMATCH conn %" PRIu64 ": %zu bytes more than were sent\n", c->id,
+			       n);
 			INC(mismatches);
 			c->bad = true;
 			return -1;

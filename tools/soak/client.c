@@ -404,7 +404,8 @@ static int step_half_close(struct conn *c, uint64_t *rng)
 	r = read_some(c, rng); /* now the end of stream, and nothing else */
 	if (r != 0) {
 		if (r > 0) {
-			REPORT("MISMATCH conn %" PRIu64 ": %zd bytes after the last echo\n", c->id, r);
+			REPORT("MISMATCH conn %" PRIu64 ": %zd bytes after the last echo\n", c->id,
+			       r);
 			INC(mismatches);
 		} else {
 			unexpected(c, "read of the end of stream", r);

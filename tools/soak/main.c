@@ -71,12 +71,12 @@
 
 struct soak_opts opt = {.seconds = 60, .connections = 128, .workers = 2, .seed = 1};
 struct soak_counters ctr;
-atomic_bool stop;             /* clients: finish the step and leave */
+atomic_bool stop; /* clients: finish the step and leave */
 volatile sig_atomic_t interrupted;
 _Atomic unsigned clients_live;
 _Atomic uint64_t next_conn_id = 1;
-_Atomic unsigned srv_live;    /* server connections open */
-_Atomic unsigned reports;     /* detailed error lines printed */
+_Atomic unsigned srv_live; /* server connections open */
+_Atomic unsigned reports;  /* detailed error lines printed */
 
 static struct {
 	double *rss_mib; /* one sample per second */
@@ -173,13 +173,14 @@ static void progress(uint64_t t0)
 	giong_stats(&st); /* worker 0's */
 
 	printf("soak: t=%4.0fs conns %" PRIu64 " verified %.1f MiB (%.1f MiB/s) "
-	       "reads cancelled/timed out %" PRIu64 "/%" PRIu64 " writes cancelled/timed out %" PRIu64
-	       "/%" PRIu64 " aborted %" PRIu64 " mismatches %" PRIu64 " errors %" PRIu64
-	       " stalls %" PRIu64 " fds %d rss %.1f MiB (worker 0: %u tasks, stacks %u in use + %u pooled)\n",
+	       "reads cancelled/timed out %" PRIu64 "/%" PRIu64
+	       " writes cancelled/timed out %" PRIu64 "/%" PRIu64 " aborted %" PRIu64
+	       " mismatches %" PRIu64 " errors %" PRIu64 " stalls %" PRIu64
+	       " fds %d rss %.1f MiB (worker 0: %u tasks, stacks %u in use + %u pooled)\n",
 	       t, GET(conns_opened), (double)GET(bytes_verified) / 1048576.0,
 	       t > 0 ? (double)GET(bytes_verified) / 1048576.0 / t : 0.0, GET(reads_cancelled),
-	       GET(reads_timed_out), GET(writes_cancelled), GET(writes_timed_out), GET(close_aborted),
-	       GET(mismatches), GET(errors), GET(stalls), count_fds(),
+	       GET(reads_timed_out), GET(writes_cancelled), GET(writes_timed_out),
+	       GET(close_aborted), GET(mismatches), GET(errors), GET(stalls), count_fds(),
 	       mon.n ? mon.rss_mib[mon.n - 1] : (double)rss_kib() / 1024.0, st.fibers_live,
 	       st.stacks_live, st.stacks_pooled);
 	fflush(stdout);
@@ -239,8 +240,8 @@ static void worker_main(unsigned worker, void *arg)
 	if (!opt.external) {
 		r = giong_tcp_listen_addr(&opt.addr, NULL, &l);
 		if (r) {
-			fprintf(stderr, "soak: worker %u: listen on %s: %s\n", worker, opt.addr_text,
-				giong_strerror(r));
+			fprintf(stderr, "soak: worker %u: listen on %s: %s\n", worker,
+				opt.addr_text, giong_strerror(r));
 			INC(errors);
 			atomic_store(&stop, true);
 			giong_shutdown();
@@ -453,7 +454,8 @@ int main(int argc, char **argv)
 	mem_ok = !mem_judged || last <= limit;
 	ok = !r && fds_ok && mem_ok && !GET(mismatches) && !GET(errors) && !GET(stalls) && !leaked;
 
-	printf("soak: summary after %.1f s (%u client connections, %u workers, seed %" PRIu64 ")%s\n",
+	printf("soak: summary after %.1f s (%u client connections, %u workers, seed %" PRIu64
+	       ")%s\n",
 	       mon.dur_s, opt.connections, opt.workers, opt.seed,
 	       interrupted ? " (interrupted)" : "");
 	printf("  connections opened        %" PRIu64 " (accepted by the server: %" PRIu64 ")\n",
@@ -465,8 +467,8 @@ int main(int argc, char **argv)
 	       GET(close_aborted));
 	printf("  messages sent             %" PRIu64 " (%.1f MiB)\n", GET(msgs_sent),
 	       (double)GET(bytes_sent) / 1048576.0);
-	printf("  bytes verified            %" PRIu64 " (%.1f MiB, %.1f MiB/s)\n", GET(bytes_verified),
-	       (double)GET(bytes_verified) / 1048576.0,
+	printf("  bytes verified            %" PRIu64 " (%.1f MiB, %.1f MiB/s)\n",
+	       GET(bytes_verified), (double)GET(bytes_verified) / 1048576.0,
 	       mon.dur_s > 0 ? (double)GET(bytes_verified) / 1048576.0 / mon.dur_s : 0.0);
 	printf("  reads  cancelled (task)   %" PRIu64 " of %" PRIu64 " cancels (%" PRIu64
 	       " came after the reader was done); timed out (deadline) %" PRIu64 "\n",
@@ -486,7 +488,8 @@ int main(int argc, char **argv)
 	       atomic_load(&srv_live));
 	printf("  mismatches                %" PRIu64 "%s\n", GET(mismatches),
 	       GET(mismatches) ? "  <-- FAIL" : "");
-	printf("  unexpected errors         %" PRIu64 ", stalls %" PRIu64 ", operations leaked %u%s\n",
+	printf("  unexpected errors         %" PRIu64 ", stalls %" PRIu64
+	       ", operations leaked %u%s\n",
 	       GET(errors), GET(stalls), leaked,
 	       GET(errors) || GET(stalls) || leaked ? "  <-- FAIL" : "");
 	printf("  descriptors               before %d, after %d%s\n", fds_before, fds_after,

@@ -18,12 +18,11 @@
 
 #include <giong/net.h>
 
-
-#define MAX_MSG (64u * 1024u)        /* largest message */
-#define MAX_INFLIGHT (64u * 1024u)   /* bytes sent before reading back (echo steps) */
-#define WATCHDOG_MS 15000u           /* per step: longer means stalled */
-#define QCAP 256                     /* expected-echo queue entries */
-#define DRAIN_MS 30000u              /* how long clients get to finish at the end */
+#define MAX_MSG (64u * 1024u)      /* largest message */
+#define MAX_INFLIGHT (64u * 1024u) /* bytes sent before reading back (echo steps) */
+#define WATCHDOG_MS 15000u         /* per step: longer means stalled */
+#define QCAP 256                   /* expected-echo queue entries */
+#define DRAIN_MS 30000u            /* how long clients get to finish at the end */
 
 /* ---------------------------------------------------------------- options */
 
@@ -32,7 +31,7 @@ struct soak_opts {
 	uint64_t seed;
 	int port;
 	bool quiet;
-	bool external; /* --connect */
+	bool external;   /* --connect */
 	unsigned inject; /* --inject-fault N: the server flips a byte of every Nth echo */
 	bool no_trim;    /* --no-trim: sample VmRSS without malloc_trim(0) first */
 	struct giong_addr addr;
@@ -81,13 +80,12 @@ extern struct soak_counters ctr;
 #define ADD(n, v) atomic_fetch_add_explicit(&ctr.n, (v), memory_order_relaxed)
 #define GET(n) atomic_load_explicit(&ctr.n, memory_order_relaxed)
 
-extern atomic_bool stop;             /* clients: finish the step and leave */
+extern atomic_bool stop; /* clients: finish the step and leave */
 extern volatile sig_atomic_t interrupted;
 extern _Atomic unsigned clients_live;
 extern _Atomic uint64_t next_conn_id;
-extern _Atomic unsigned srv_live;    /* server connections open */
-extern _Atomic unsigned reports;     /* detailed error lines printed */
-
+extern _Atomic unsigned srv_live; /* server connections open */
+extern _Atomic unsigned reports;  /* detailed error lines printed */
 
 /* Print at most 20 detailed problem lines. */
 #define REPORT(...)                                                                                \
@@ -159,11 +157,11 @@ struct conn {
 	uint32_t seq;
 	struct expect q[QCAP];
 	unsigned qh, qn;
-	size_t qbytes;  /* bytes expected back */
-	bool bad;       /* a mismatch, a loss or an error: stop checking */
+	size_t qbytes; /* bytes expected back */
+	bool bad;      /* a mismatch, a loss or an error: stop checking */
 	bool writes_done;
-	int task_err;   /* first error of a helper task */
-	uint64_t rng;   /* helper tasks' own random state */
+	int task_err; /* first error of a helper task */
+	uint64_t rng; /* helper tasks' own random state */
 	uint8_t *rbuf, *wbuf;
 };
 

@@ -28,7 +28,7 @@ GIONG_BEGIN_DECLS
 	XX(EURING_OLD, -4004,                                                                      \
 	   "this kernel's io_uring lacks a feature giong needs (provided buffer rings or "         \
 	   "multishot operations); giong needs Linux 6.0 or newer")                                \
-	XX(ENOTWORKER, -4005, "called outside a giong worker thread (no fiber to suspend)")       \
+	XX(ENOTWORKER, -4005, "called outside a giong worker thread (no fiber to suspend)")        \
 	XX(EPARSE, -4006, "malformed input")
 
 enum giong_error {

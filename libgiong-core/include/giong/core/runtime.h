@@ -33,16 +33,16 @@ enum giong_ring_tier {
  * need. A zero in a numeric field means "the default".
  */
 struct giong_config {
-	unsigned workers;            /* default: CPUs available to the process */
-	bool pin_cores;              /* pin worker i to the i-th allowed CPU; default false */
+	unsigned workers;             /* default: CPUs available to the process */
+	bool pin_cores;               /* pin worker i to the i-th allowed CPU; default false */
 	uint32_t spin_before_park_us; /* busy-poll the ring this long before sleeping; default 0 */
-	unsigned ring_entries;       /* SQ entries per worker (CQ is twice); default 1024 */
-	unsigned recv_buffers;       /* receive buffers per worker, a power of two; default 1024 */
-	unsigned recv_buffer_size;   /* bytes per receive buffer; default 4096 */
-	size_t stack_size;           /* fiber stack size, bytes; default 64 KiB */
-	unsigned stack_pool;         /* unused stacks kept per worker; default 256 (at least 1) */
-	bool shutdown_on_signals;    /* SIGINT/SIGTERM start a graceful shutdown; default false */
-	uint32_t shutdown_grace_ms;  /* time fibers get to finish after shutdown; default 5000
+	unsigned ring_entries;        /* SQ entries per worker (CQ is twice); default 1024 */
+	unsigned recv_buffers;        /* receive buffers per worker, a power of two; default 1024 */
+	unsigned recv_buffer_size;    /* bytes per receive buffer; default 4096 */
+	size_t stack_size;            /* fiber stack size, bytes; default 64 KiB */
+	unsigned stack_pool;          /* unused stacks kept per worker; default 256 (at least 1) */
+	bool shutdown_on_signals;     /* SIGINT/SIGTERM start a graceful shutdown; default false */
+	uint32_t shutdown_grace_ms;   /* time fibers get to finish after shutdown; default 5000
 				      * (the least is 1: cancel almost at once) */
 	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
 };
@@ -151,7 +151,7 @@ struct giong_stats {
 	uint64_t fibers_spawned;
 	uint64_t cq_overflows;   /* times the kernel reported a CQ overflow backlog */
 	uint64_t spawn_failures; /* giong_spawn_on() tasks that could not start (no memory) */
-	uint32_t ops_leaked;     /* operations the kernel did not confirm at exit (leaked on purpose) */
+	uint32_t ops_leaked;     /* operations unconfirmed at exit (leaked on purpose) */
 	uint32_t fibers_live;    /* fibers not finished */
 	uint32_t stacks_live;    /* stacks in use (mapped and held by a fiber) */
 	uint32_t stacks_pooled;  /* unused stacks kept for reuse */

@@ -279,17 +279,17 @@ enum {
 
 /* Metadata of a file (from statx; the meaning of struct stat's fields). */
 struct giong_stat {
-	uint64_t size; /* bytes (st_size) */
+	uint64_t size;   /* bytes (st_size) */
 	uint64_t blocks; /* 512-byte blocks allocated (st_blocks) */
-	uint64_t ino; /* inode number */
-	uint64_t dev; /* device holding the file, as st_dev (makedev) */
-	uint64_t rdev; /* device it stands for, if special, as st_rdev */
-	uint32_t mode; /* type and permission bits, as st_mode (S_ISREG() ...) */
-	uint32_t nlink; /* hard links */
+	uint64_t ino;    /* inode number */
+	uint64_t dev;    /* device holding the file, as st_dev (makedev) */
+	uint64_t rdev;   /* device it stands for, if special, as st_rdev */
+	uint32_t mode;   /* type and permission bits, as st_mode (S_ISREG() ...) */
+	uint32_t nlink;  /* hard links */
 	uint32_t uid;
 	uint32_t gid;
 	uint32_t blksize; /* preferred I/O size */
-	uint32_t mask; /* GIONG_STAT_* */
+	uint32_t mask;    /* GIONG_STAT_* */
 	struct giong_timestamp atime, mtime, ctime, btime;
 };
 

@@ -93,17 +93,17 @@ typedef void (*giong_stream_readable_fn)(struct giong_stream *s, void *ctx);
 /* The operations of one kind of stream. A static const table per kind. */
 struct giong_stream_ops {
 	const char *name; /* "tcp", "unix", "tls" */
-	ssize_t (*recv)(struct giong_stream *s, struct giong_recvbuf **ret);       /* may suspend */
-	ssize_t (*read)(struct giong_stream *s, void *buf, size_t len);            /* may suspend */
+	ssize_t (*recv)(struct giong_stream *s, struct giong_recvbuf **ret); /* may suspend */
+	ssize_t (*read)(struct giong_stream *s, void *buf, size_t len);      /* may suspend */
 	ssize_t (*writev)(struct giong_stream *s, const struct iovec *iov, int n,
-			  unsigned flags);                                         /* may suspend */
-	int (*shutdown)(struct giong_stream *s, int how);                          /* may suspend */
+			  unsigned flags);                /* may suspend */
+	int (*shutdown)(struct giong_stream *s, int how); /* may suspend */
 	/* Frees s (now, or once nothing is in flight on it); must not close
 	 * s->lower, which giong_stream_close() closes after it. Returns 0, or
 	 * -errno having done nothing. Does not suspend. */
 	int (*close)(struct giong_stream *s);
 	int (*set_on_readable)(struct giong_stream *s, giong_stream_readable_fn fn,
-			       void *ctx);       /* optional: NULL */
+			       void *ctx); /* optional: NULL */
 	/* optional: NULL (or -ENOTSUP) asks s->lower */
 	int (*fd)(const struct giong_stream *s);
 };

@@ -32,8 +32,8 @@ enum {
 
 /* Socket settings. Zero fields take the defaults. */
 struct giong_udp_options {
-	bool reuseport;     /* SO_REUSEPORT: several workers bind one port */
-	bool broadcast;     /* SO_BROADCAST */
+	bool reuseport; /* SO_REUSEPORT: several workers bind one port */
+	bool broadcast; /* SO_BROADCAST */
 	bool v6only;
 	unsigned max_queued; /* datagrams waiting before the multishot receive pauses (the
 			      * kernel's socket buffer then holds, and drops, the rest);
@@ -72,8 +72,7 @@ GIONG_API ssize_t giong_udp_recv_from(struct giong_udp *u, struct giong_recvbuf 
 				      struct giong_addr *from, unsigned *flags);
 
 /* giong_udp_recv() - giong_udp_recv_from() without the source. */
-GIONG_API ssize_t giong_udp_recv(struct giong_udp *u, struct giong_recvbuf **ret,
-				 unsigned *flags);
+GIONG_API ssize_t giong_udp_recv(struct giong_udp *u, struct giong_recvbuf **ret, unsigned *flags);
 
 /*
  * giong_udp_read_from() - receive one datagram into @buf (one-shot recvmsg;
