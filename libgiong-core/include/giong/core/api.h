@@ -3,8 +3,10 @@
  * giong/core/api.h - export and attribute macros shared by every giong library.
  *
  * The libraries are built with hidden visibility; only declarations marked
- * GIONG_API are exported. A build-hygiene test checks that every exported
- * symbol starts with "giong_".
+ * GIONG_API are exported, and each shared library's linker version script
+ * (libgiong-<lib>/giong-<lib>.sym) lists them by name. The build.exports test
+ * checks that every exported symbol starts with "giong_", and that the
+ * script, the library's exports and its GIONG_API declarations agree.
  */
 #ifndef GIONG_CORE_API_H
 #define GIONG_CORE_API_H
