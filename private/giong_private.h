@@ -25,10 +25,11 @@
 #define GIONG__LIKELY(x) __builtin_expect(!!(x), 1)
 #define GIONG__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* The struct of type @type whose member @member is at @ptr. */
-/* clang-format off: clang-format 14 takes (char *)(ptr) - x for a cast of -x */
-#define giong__container_of(ptr, type, member)                                                     \
-	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+/* The struct of type @type whose member @member is at @ptr. (Kept from
+ * clang-format, which reads "(char *)(ptr) - x" as a cast of "-x".) */
+/* clang-format off */
+#define giong__container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 /* clang-format on */
 
 static inline bool giong__list_empty(const struct giong__list *l)
