@@ -60,17 +60,19 @@ static void fiber_io_done(void *ctx, int res, unsigned flags)
 
 	if (flags & IORING_CQE_F_MORE)
 		return; /* giong_io() is for one-shot operations */
-	/* Cancelled on our request: report why we asked. The kernel's own
-	 * "restart" codes (ERESTARTSYS and kin, 512-516 but 515) escape from a
-	 * kernel worker thread that a cancel interrupted in a blocking call;
-	 * they must never reach a user. For an open waiting for a FIFO's other
-	 * end that means it did not happen: report the cancel. A close
+	/* Cancelled on our request: report why we asked. A kernel worker
+	 * thread that a cancel interrupts in a blocking call (an open waiting
+	 * for a FIFO's other end) ends it with -EINTR on Linux 6.1, and lets
+	 * the kernel's own "restart" codes (ERESTARTSYS and kin, 512-516 but
+	 * 515) escape on later kernels, which must never reach a user. Either
+	 * way the operation did not happen: report the cancel. But a close
 	 * interrupted in ->flush has already released the descriptor: -EINTR,
-	 * as close(2) says. Any other result, -EINTR included, means the
-	 * operation ran; keep it (invariant 2). */
+	 * as close(2) says. Any other result means the operation ran; keep it
+	 * (invariant 2). An -EINTR nobody asked for stays -EINTR. */
 	bool restart = res <= -512 && res >= -516 && res != -515;
+	bool interrupted_call = restart || res == -EINTR;
 
-	if (restart && wt->interrupted && wt->opcode != IORING_OP_CLOSE)
+	if (interrupted_call && wt->interrupted && wt->opcode != IORING_OP_CLOSE)
 		res = wt->interrupt_code;
 	else if (restart)
 		res = -EINTR;
