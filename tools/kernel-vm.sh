@@ -157,13 +157,15 @@ job=$vmdir/job.sh
 	echo '#!/bin/bash'
 	echo "# written by tools/kernel-vm.sh: what the guest runs, in a chroot of the host's /"
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp'
+	echo '# the guest'"'"'s writable disk (its /var/tmp is the host'"'"'s, read-only)'
+	echo 'export TMPDIR=/tmp'
 	echo "cd $(printf %q "$src")"
 	echo 'echo "guest: kernel $(uname -r) ($(uname -v))"'
-	echo "$(printf %q "$build")/bin/ring_info 2>&1 | sed 's/^/guest: /'"
 	for kv in ${GIONG_VM_ENV:-}; do
 		echo "export $(printf %q "$kv")"
 		echo "echo 'guest: $kv'"
 	done
+	echo "$(printf %q "$build")/bin/ring_info 2>&1 | sed 's/^/guest: /'"
 	printf 'ctest --test-dir %q --output-on-failure -LE %q' "$build" 'build|install'
 	printf ' %q' "$@"
 	echo

@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "giong_test.h"
 
@@ -164,7 +165,13 @@ static inline int fs_test_main(const char *name, const struct CMUnitTest *tests,
 		if (!t[i].teardown_func)
 			t[i].teardown_func = fs_checks_teardown;
 	}
-	snprintf(fs_scratch, sizeof(fs_scratch), "%s/giong-fs-%s-XXXXXX", tmp ? tmp : "/tmp", name);
+	/* The fs tests hold the page-cache fast paths of a disk filesystem to
+	 * their promises. /tmp is a tmpfs on many systems, where RWF_NOWAIT is
+	 * refused (reads fall back to the ring, as file.h says) and some errors
+	 * differ: without TMPDIR, use /var/tmp, which is on disk. */
+	if (!tmp || !*tmp)
+		tmp = access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp";
+	snprintf(fs_scratch, sizeof(fs_scratch), "%s/giong-fs-%s-XXXXXX", tmp, name);
 	if (!mkdtemp(fs_scratch)) {
 		perror("mkdtemp");
 		free(t);
