@@ -45,12 +45,12 @@ static void report_kernel(void)
 		int op;
 		const char *name;
 	} ops[] = {
-		{IORING_OP_ACCEPT, "accept"},   {IORING_OP_RECV, "recv"},
-		{IORING_OP_RECVMSG, "recvmsg"}, {IORING_OP_SEND, "send"},
-		{IORING_OP_SENDMSG, "sendmsg"}, {IORING_OP_READ, "read"},
-		{IORING_OP_WRITE, "write"},     {IORING_OP_OPENAT2, "openat2"},
-		{IORING_OP_CLOSE, "close"},     {IORING_OP_STATX, "statx"},
-		{IORING_OP_POLL_ADD, "poll"},   {IORING_OP_ASYNC_CANCEL, "cancel"},
+		{IORING_OP_ACCEPT, "accept"},     {IORING_OP_RECV, "recv"},
+		{IORING_OP_RECVMSG, "recvmsg"},   {IORING_OP_SEND, "send"},
+		{IORING_OP_SENDMSG, "sendmsg"},   {IORING_OP_READ, "read"},
+		{IORING_OP_WRITE, "write"},       {IORING_OP_OPENAT2, "openat2"},
+		{IORING_OP_CLOSE, "close"},       {IORING_OP_STATX, "statx"},
+		{IORING_OP_POLL_ADD, "poll"},     {IORING_OP_ASYNC_CANCEL, "cancel"},
 		{IORING_OP_MSG_RING, "msg_ring"},
 	};
 	struct io_uring_params p;
@@ -67,7 +67,8 @@ static void report_kernel(void)
 	if (probe) {
 		printf("opcodes giong uses:");
 		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-			printf(" %s%s", ops[i].name, io_uring_opcode_supported(probe, ops[i].op) ? "" : "(no)");
+			printf(" %s%s", ops[i].name,
+			       io_uring_opcode_supported(probe, ops[i].op) ? "" : "(no)");
 		printf("\n");
 		io_uring_free_probe(probe);
 	}
