@@ -165,7 +165,7 @@ job=$vmdir/job.sh
 		echo "export $(printf %q "$kv")"
 		echo "echo 'guest: $kv'"
 	done
-	echo "$(printf %q "$build")/bin/ring_info 2>&1 | sed 's/^/guest: /'"
+	echo "$(printf %q "$build")/bin/ring_info --ops /tmp 2>&1 | sed 's/^/guest: /'"
 	printf 'ctest --test-dir %q --output-on-failure -LE %q' "$build" 'build|install'
 	printf ' %q' "$@"
 	echo

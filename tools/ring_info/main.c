@@ -5,16 +5,23 @@
  * features the kernel reports, and which of the operations giong uses it
  * supports. tools/kernel-vm.sh prints it for each guest kernel.
  *
- *   giong-ring_info          exit 0, or 1 when no runtime could be made
- *                            (io_uring blocked or too old: the reason is printed)
+ *   giong-ring_info [--ops [DIR]]
+ *
+ * With --ops, also which operations the kernel runs inline and which it
+ * hands to its worker threads, on a file in DIR (default $TMPDIR or /tmp:
+ * the filesystem matters). Exit 0, or 1 when no runtime could be made
+ * (io_uring blocked or too old: the reason is printed).
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 
 #include <liburing.h>
+#include <stdlib.h>
 
 #include <giong/core.h>
+
+#include "ring_info.h"
 
 static const char *tier_name(int t)
 {
@@ -75,7 +82,7 @@ static void report_kernel(void)
 	io_uring_queue_exit(&ring);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct giong_config cfg;
 	struct giong_runtime *rt;
@@ -97,5 +104,13 @@ int main(void)
 		return 1;
 	}
 	printf("giong ring tier: %s\n", tier_name(tier));
+	if (argc > 1 && !strcmp(argv[1], "--ops")) {
+		const char *dir = argc > 2 ? argv[2] : getenv("TMPDIR");
+
+		ring_info_punts(dir && *dir ? dir : "/tmp");
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: ring_info [--ops [DIR]]\n");
+		return 2;
+	}
 	return 0;
 }
