@@ -4,6 +4,8 @@
  * was given back, never loses data, and leaves the operation slab empty.
  */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <liburing.h>
 #include <unistd.h>
 
@@ -298,12 +300,91 @@ static void test_teardown_in_flight(void **state)
 	assert_int_equal(gt_count_fds(), fds_before);
 }
 
+/* ------------- a blocking call in a kernel worker, interrupted by giong */
+
+/*
+ * A write-only open of a FIFO with no reader, through a /proc/self/fd link
+ * (its lookup is never cached, so io_uring hands the open to a kernel worker
+ * thread, where it blocks). Interrupting it, the kernel ends the open with
+ * -EINTR on Linux 6.1 and with its internal -ERESTARTSYS on later kernels;
+ * the task must see why giong interrupted it, and no descriptor may be left.
+ */
+struct blocked_open {
+	char link[64];
+	int deadline_ret, cancel_ret, join_ret;
+};
+
+static intptr_t open_fifo_for_writing(void *arg)
+{
+	struct blocked_open *b = arg;
+	struct io_uring_sqe *sqe = giong_sqe();
+	int r;
+
+	io_uring_prep_openat(sqe, AT_FDCWD, b->link, O_WRONLY | O_CLOEXEC, 0);
+	r = giong_io(sqe);
+	if (r >= 0)
+		close(r);
+	return r;
+}
+
+static intptr_t cancelled_opener(void *arg)
+{
+	struct blocked_open *b = arg;
+
+	b->cancel_ret = (int)open_fifo_for_writing(b);
+	return 0;
+}
+
+static void blocked_open_main(unsigned w, void *arg)
+{
+	struct blocked_open *b = arg;
+	struct giong_task *t;
+	uint64_t saved;
+	intptr_t res = 0;
+
+	(void)w;
+	b->cancel_ret = 1; /* the task's open must overwrite it */
+	saved = giong_deadline_in(50);
+	b->deadline_ret = (int)open_fifo_for_writing(b);
+	giong_deadline_restore(saved);
+	if (!gt_check_int_equal(giong_spawn(cancelled_opener, b, &t), 0))
+		return;
+	gt_check_int_equal(giong_sleep_ms(30), 0); /* blocked in the kernel worker by now */
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	b->join_ret = giong_join(t, &res);
+}
+
+static void test_blocking_open_interrupted(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct blocked_open b;
+	char fifo[64];
+	int pfd, fds_before = gt_count_fds();
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	snprintf(fifo, sizeof(fifo), "/tmp/giong-cancel-fifo-%d", (int)getpid());
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pfd = open(fifo, O_PATH | O_CLOEXEC);
+	assert_true(pfd >= 0);
+	snprintf(b.link, sizeof(b.link), "/proc/self/fd/%d", pfd);
+	gt_run(&c, blocked_open_main, &b, NULL);
+	assert_int_equal(b.deadline_ret, -ETIMEDOUT); /* 6.1 gave -EINTR before the fix */
+	assert_int_equal(b.join_ret, -ECANCELED);     /* cancelled first */
+	assert_int_equal(b.cancel_ret, -ECANCELED);   /* the open itself, inside the task */
+	close(pfd);
+	unlink(fifo);
+	assert_int_equal(gt_count_fds(), fds_before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffer_lent_until_confirmed),
 		cmocka_unit_test(test_random_cancel_races),
 		cmocka_unit_test(test_teardown_in_flight),
+		cmocka_unit_test(test_blocking_open_interrupted),
 	};
 
 	gt_require_uring();

@@ -96,7 +96,11 @@ GIONG_API int giong_close_nowait(int fd);
  * If the task is cancelled or its deadline passes while parked, the
  * operation is cancelled in the kernel and its completion awaited before this
  * returns: if it completed anyway its result is returned, otherwise
- * -ECANCELED or -ETIMEDOUT. If the task was already cancelled or past its
+ * -ECANCELED or -ETIMEDOUT (also when a kernel worker that the cancel
+ * interrupted in a blocking call ends it with -EINTR, as Linux 6.1 does, or
+ * with the kernel's internal restart codes, as later kernels do; but a close
+ * so interrupted returns -EINTR: its descriptor is released, as close(2)
+ * says). If the task was already cancelled or past its
  * deadline, the SQE is discarded and that code returned at once.
  * The memory @sqe points to is lent to the kernel until this returns.
  * Returns -EINVAL for a NULL @sqe, GIONG_ENOTWORKER outside a task (the SQE

@@ -131,7 +131,10 @@ GIONG_API int giong_open_options_flags(const struct giong_open_options *o);
  * (its reads then wait for a writer's data). When the lookup needs the
  * kernel's worker threads (a cold cache, NFS, /proc/self/fd links) the open
  * waits for the other end like open(2) - the task parks; a deadline or a
- * cancel ends it. Open FIFOs read+write to never wait. May suspend.
+ * cancel ends it with -ETIMEDOUT or -ECANCELED and leaks nothing, on every
+ * kernel (the kernel worker's interrupted open ends in -EINTR on Linux 6.1
+ * and in -ERESTARTSYS on later ones; core reports the cancel for both).
+ * Open FIFOs read+write to never wait. May suspend.
  */
 GIONG_API int giong_file_open(const char *path, const struct giong_open_options *opts,
 			      struct giong_file **ret);
