@@ -166,9 +166,11 @@ job=$vmdir/job.sh
 		echo "echo 'guest: $kv'"
 	done
 	echo "$(printf %q "$build")/bin/ring_info --ops /tmp 2>&1 | sed 's/^/guest: /'"
+	# Through a pipe: the console is a terminal, and ctest would colour it.
 	printf 'ctest --test-dir %q --output-on-failure -LE %q' "$build" 'build|install'
 	printf ' %q' "$@"
-	echo
+	echo ' 2>&1 | cat'
+	echo 'exit "${PIPESTATUS[0]}"'
 }>"$job"
 
 accel=(-accel tcg,thread=multi -cpu max)
