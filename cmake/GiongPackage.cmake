@@ -20,6 +20,13 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/giongConfigVersion.cmake
 install(FILES "${PROJECT_BINARY_DIR}/giongConfig.cmake" "${PROJECT_BINARY_DIR}/giongConfigVersion.cmake"
   DESTINATION ${GIONG_INSTALL_CMAKEDIR}
   COMPONENT core_dev)
+# Find modules for private dependencies without a CMake package or .pc (http-parser): a
+# static giong's targets reference them, giongConfig.cmake finds them from here.
+if("http" IN_LIST GIONG_LIBRARIES)
+  install(FILES "${PROJECT_SOURCE_DIR}/cmake/FindHttpParser.cmake"
+    DESTINATION ${GIONG_INSTALL_CMAKEDIR}
+    COMPONENT http_dev)
+endif()
 
 # --- CPack: one runtime and one -dev package per library ---------------------------------------
 set(CPACK_PACKAGE_NAME giong)

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/http.h - libgiong-http: a strict HTTP/1.1 server over giong_stream.
+ * Includes every header of the library (and <giong/net.h>).
+ */
+#ifndef GIONG_HTTP_H
+#define GIONG_HTTP_H
+
+#include <giong/net.h>
+
+#include <giong/http/limits.h>
+#include <giong/http/status.h>
+
+#endif /* GIONG_HTTP_H */
