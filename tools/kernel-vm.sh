@@ -121,9 +121,11 @@ set -- $(cat /proc/cmdline)
 for a; do case $a in giong.src=*) src=${a#giong.src=} ;; giong.job=*) job=${a#giong.job=} ;; esac; done
 opts=trans=virtio,version=9p2000.L,msize=524288,cache=none
 mount -t 9p -o ro,$opts hostroot /mnt || echo "guest: cannot mount the host's /"
-mount -t 9p -o rw,$opts srctree "/mnt$src" || echo "guest: cannot mount $src"
 mount -t ext4 /dev/vda /mnt/tmp || echo "guest: cannot mount /tmp"
 chmod 1777 /mnt/tmp
+# After /tmp: a source tree under /tmp (a CI clone) goes on top of the scratch disk.
+mkdir -p "/mnt$src"
+mount -t 9p -o rw,$opts srctree "/mnt$src" || echo "guest: cannot mount $src"
 mount -t proc proc /mnt/proc
 mount -t sysfs sys /mnt/sys
 mount -t devtmpfs dev /mnt/dev
