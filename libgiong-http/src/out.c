@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* out.c - the output batch (see out.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <giong/http/status.h>
+
+#include "date.h"
+#include "out.h"
+
+void giong__http_out_init(struct giong__http_out *o, size_t max)
+{
+	memset(o, 0, sizeof(*o));
+	o->max = max;
+}
+
+void giong__http_out_free(struct giong__http_out *o)
+{
+	free(o->data);
+	o->data = NULL;
+	o->len = o->cap = 0;
+}
+
+/* Room for @n more bytes; the buffer at least doubles so appends stay O(1). */
+static int reserve(struct giong__http_out *o, size_t n)
+{
+	size_t want, cap;
+	char *d;
+
+	if (n > o->max || o->len > o->max - n)
+		return -E2BIG;
+	want = o->len + n;
+	if (want <= o->cap)
+		return 0;
+	cap = o->cap ? o->cap : 512;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	if (cap > o->max)
+		cap = o->max;
+	d = realloc(o->data, cap);
+	if (!d)
+		return -ENOMEM;
+	o->data = d;
+	o->cap = cap;
+	return 0;
+}
+
+int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	err = reserve(o, n);
+	if (err)
+		return err;
+	memcpy(o->data + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+/* Several pieces as one append: all or nothing. */
+static int append_pieces(struct giong__http_out *o, const void *const *p, const size_t *n,
+			 unsigned count)
+{
+	size_t total = 0;
+	int err;
+
+	for (unsigned i = 0; i < count; i++)
+		total += n[i];
+	err = reserve(o, total);
+	if (err)
+		return err;
+	for (unsigned i = 0; i < count; i++) {
+		memcpy(o->data + o->len, p[i], n[i]);
+		o->len += n[i];
+	}
+	return 0;
+}
+
+int giong__http_out_status(struct giong__http_out *o, int status)
+{
+	char code[4];
+	const char *reason = giong_http_reason(status);
+
+	if (status < 100 || status > 599)
+		return -EINVAL;
+	code[0] = (char)('0' + status / 100);
+	code[1] = (char)('0' + status / 10 % 10);
+	code[2] = (char)('0' + status % 10);
+	code[3] = ' ';
+	const void *p[] = {"HTTP/1.1 ", code, reason, "\r\n"};
+	size_t n[] = {9, 4, strlen(reason), 2};
+	return append_pieces(o, p, n, 4);
+}
+
+bool giong__http_is_token(const char *s, size_t n)
+{
+	if (!s || !n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c && strchr("!#$%&'*+-.^_`|~", c))))
+			return false;
+	}
+	return true;
+}
+
+bool giong__http_is_field_value(const char *s, size_t n)
+{
+	if (!n)
+		return true;
+	if (!s || s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return false; /* CR, LF, NUL and the other controls */
+	}
+	return true;
+}
+
+int giong__http_out_header(struct giong__http_out *o, const char *name, size_t name_len,
+			   const char *value, size_t value_len)
+{
+	if (!giong__http_is_token(name, name_len) || !giong__http_is_field_value(value, value_len))
+		return -EINVAL;
+	const void *p[] = {name, ": ", value ? value : "", "\r\n"};
+	size_t n[] = {name_len, 2, value_len, 2};
+	return append_pieces(o, p, n, 4);
+}
+
+int giong__http_out_content_length(struct giong__http_out *o, uint64_t v)
+{
+	char digits[20];
+	size_t i = sizeof(digits);
+
+	do
+		digits[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	const void *p[] = {"Content-Length: ", digits + i, "\r\n"};
+	size_t n[] = {16, sizeof(digits) - i, 2};
+	return append_pieces(o, p, n, 3);
+}
+
+int giong__http_out_date(struct giong__http_out *o)
+{
+	const void *p[] = {"Date: ", giong__http_date_now(), "\r\n"};
+	size_t n[] = {6, GIONG__HTTP_DATE_LEN, 2};
+	return append_pieces(o, p, n, 3);
+}

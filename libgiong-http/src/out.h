@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * out.h - a connection's output batch: the responses to every request one
+ * receive brought, serialised back to back so that they leave in one write.
+ * The buffer grows (up to a bound) and is reused across requests; while a
+ * write of it is in flight the kernel owns its bytes (the connection says so
+ * where it writes).
+ *
+ * What a handler gives (header names and values) is checked here: a name
+ * must be a token and a value may hold no CR, LF, NUL or other control byte
+ * but HTAB, so that no handler can split a response or inject a header.
+ */
+#ifndef GIONG_HTTP_OUT_H
+#define GIONG_HTTP_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct giong__http_out {
+	char *data;
+	size_t len; /* bytes queued */
+	size_t cap; /* bytes allocated */
+	size_t max; /* at most this many queued: -E2BIG past it */
+};
+
+/* An empty batch of at most @max bytes (no allocation yet). */
+void giong__http_out_init(struct giong__http_out *o, size_t max);
+/* Free the buffer; @o is empty and usable again. */
+void giong__http_out_free(struct giong__http_out *o);
+/* Forget what is queued, keep the memory. */
+static inline void giong__http_out_clear(struct giong__http_out *o)
+{
+	o->len = 0;
+}
+
+/* Append @n bytes. 0, -E2BIG (past max; nothing appended), -ENOMEM. */
+int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n);
+/* "HTTP/1.1 <status> <reason>\r\n". -EINVAL for a status outside 100..599. */
+int giong__http_out_status(struct giong__http_out *o, int status);
+/* "<name>: <value>\r\n" after checking both (see the top). -EINVAL for a bad
+ * name or value, and nothing is appended. */
+int giong__http_out_header(struct giong__http_out *o, const char *name, size_t name_len,
+			   const char *value, size_t value_len);
+/* "Content-Length: <n>\r\n". */
+int giong__http_out_content_length(struct giong__http_out *o, uint64_t n);
+/* "Date: <this second's IMF-fixdate>\r\n" (date.h: formatted once a second). */
+int giong__http_out_date(struct giong__http_out *o);
+
+/* Whether @s[0..n) is a token (RFC 9110 5.6.2): a valid field name or method. */
+bool giong__http_is_token(const char *s, size_t n);
+/* Whether @s[0..n) may be a field value as giong sends it: visible ASCII,
+ * obs-text, SP and HTAB, no leading or trailing whitespace. */
+bool giong__http_is_field_value(const char *s, size_t n);
+
+#endif /* GIONG_HTTP_OUT_H */
