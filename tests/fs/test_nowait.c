@@ -646,8 +646,18 @@ static void body_partial(void)
 		}
 		gt_check_memory_equal(buf, src, BIG);
 		if (missing > 0) {
-			gt_check_true(pv2_calls - c0 >= 2); /* short, then EAGAIN */
-			gt_check_true(fs_sqes() - s0 >= 1); /* the rest through the ring */
+			/* Short, then another direct attempt at the rest. That
+			 * one is EAGAIN and the rest goes through the ring -
+			 * unless the readahead the first attempt started (an
+			 * RWF_NOWAIT read does start it) brought the pages in
+			 * first, which a slow build (TSan) lets happen: then the
+			 * second attempt reads them directly. Either way the
+			 * bytes are right (above) and the second attempt was
+			 * made. */
+			gt_check_true(pv2_calls - c0 >= 2);
+			if (fs_sqes() == s0)
+				print_message("round %d: the rest was cached by then, no SQE\n",
+					      round);
 		}
 	}
 	/* at the end of the file: reads on, finds 0 */
