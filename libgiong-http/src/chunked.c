@@ -61,7 +61,7 @@ static int fail(struct giong__http_chunked *c, int status)
 }
 
 int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, size_t len,
-                             size_t *used, size_t *data_off, size_t *data_len)
+			     size_t *used, size_t *data_off, size_t *data_len)
 {
 	const unsigned char *b = (const unsigned char *)buf;
 	size_t i = 0;

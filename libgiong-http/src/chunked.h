@@ -26,12 +26,12 @@
 #define GIONG__HTTP_CHUNK_LINE_MAX 4096u
 
 struct giong__http_chunked {
-	uint64_t remaining; /* data bytes left in the current chunk */
-	uint64_t size;      /* the chunk-size being read */
-	uint64_t total;     /* data bytes so far */
-	uint64_t body_max;  /* lim->body */
-	uint32_t line;      /* bytes of the current size line */
-	uint32_t trailers;  /* bytes of the trailer section so far */
+	uint64_t remaining;    /* data bytes left in the current chunk */
+	uint64_t size;         /* the chunk-size being read */
+	uint64_t total;        /* data bytes so far */
+	uint64_t body_max;     /* lim->body */
+	uint32_t line;         /* bytes of the current size line */
+	uint32_t trailers;     /* bytes of the trailer section so far */
 	uint32_t trailers_max; /* lim->head */
 	uint8_t state;
 	int8_t digits; /* hex digits of the size so far, capped */
@@ -63,6 +63,6 @@ int giong__http_chunked_init(struct giong__http_chunked *c, const struct giong_h
  * NULL argument (buf may be NULL when len is 0).
  */
 int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, size_t len,
-                             size_t *used, size_t *data_off, size_t *data_len);
+			     size_t *used, size_t *data_off, size_t *data_len);
 
 #endif /* GIONG_HTTP_CHUNKED_H */

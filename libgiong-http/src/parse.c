@@ -101,7 +101,7 @@ static int method_id(const char *m, size_t len)
  * minus a status. Decides at the first byte that shows a refusal.
  */
 static int scan(const unsigned char *b, size_t len, const struct giong_http_limits *lim,
-                struct giong__http_scan *s)
+		struct giong__http_scan *s)
 {
 	static const char version[] = "HTTP/d.d";
 
@@ -246,7 +246,7 @@ static bool ows(char c)
 
 /* Splits the validated head into h and fields (no check left to make on syntax). */
 static void split(const char *b, const struct giong__http_scan *s, struct giong__http_head *h,
-                  struct giong__http_field *fields)
+		  struct giong__http_field *fields)
 {
 	const char *p = b + s->rl_start, *end = b + s->pos;
 
@@ -260,7 +260,7 @@ static void split(const char *b, const struct giong__http_scan *s, struct giong_
 	h->target_len = (uint32_t)(p - h->target);
 	h->version_major = s->vmajor;
 	h->version_minor = s->vminor;
-	p = memchr(p, '\n', (size_t)(end - p)) + 1;
+	p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
 	h->fields = fields;
 	h->nfields = 0;
 	while (*p != '\r') {
@@ -278,14 +278,14 @@ static void split(const char *b, const struct giong__http_scan *s, struct giong_
 			eol--;
 		f->value = v;
 		f->value_len = (uint32_t)(eol - v);
-		p = memchr(v, '\n', (size_t)(end - v)) + 1;
+		p = (const char *)memchr(v, '\n', (size_t)(end - v)) + 1;
 	}
 }
 
 /* Calls fn(token, len, arg) for each element of a comma-separated list (#rule, RFC 9110
  * 5.6.1: empty elements are allowed and skipped); stops at fn's non-zero return. */
 static int each_element(const char *v, uint32_t len, int (*fn)(const char *, size_t, void *),
-                        void *arg)
+			void *arg)
 {
 	const char *p = v, *end = v + len;
 
@@ -387,9 +387,12 @@ static int target(struct giong__http_head *h)
 
 	if (memchr(t, '#', len))
 		return -400; /* a fragment is never sent in a request target */
+	if (len > UINT16_MAX && t[0] != '/')
+		return -400; /* past http_parser_url's 16-bit offsets: no such authority */
 	if (h->method_id == GIONG_HTTP_CONNECT) {
 		http_parser_url_init(&u);
-		if (http_parser_parse_url(t, len, 1, &u) || u.field_set != ((1u << UF_HOST) | (1u << UF_PORT)))
+		if (http_parser_parse_url(t, len, 1, &u) ||
+		    u.field_set != ((1u << UF_HOST) | (1u << UF_PORT)))
 			return -400; /* CONNECT takes authority-form, host:port, only */
 		h->form = GIONG__HTTP_AUTHORITY_FORM;
 		h->host = t;
@@ -418,17 +421,18 @@ static int target(struct giong__http_head *h)
 	    !(u.field_set & (1u << UF_HOST)) || (u.field_set & (1u << UF_USERINFO)))
 		return -400;
 	if (!giong__http_token_eq(t + u.field_data[UF_SCHEMA].off, u.field_data[UF_SCHEMA].len,
-	                          "http") &&
+				  "http") &&
 	    !giong__http_token_eq(t + u.field_data[UF_SCHEMA].off, u.field_data[UF_SCHEMA].len,
-	                          "https"))
+				  "https"))
 		return -400;
 	h->form = GIONG__HTTP_ABSOLUTE_FORM;
-	/* The authority: from the end of "scheme://" to the path, port included. */
-	h->host = t + u.field_data[UF_HOST].off;
-	h->host_len = u.field_data[UF_HOST].len;
-	if (u.field_set & (1u << UF_PORT))
-		h->host_len = u.field_data[UF_PORT].off + u.field_data[UF_PORT].len -
-		              u.field_data[UF_HOST].off;
+	/* The authority: from the end of "scheme://" to the path or the query, the port
+	 * and an IPv6 literal's brackets included (no userinfo: refused above). */
+	h->host = t + u.field_data[UF_SCHEMA].off + u.field_data[UF_SCHEMA].len + 3;
+	h->host_len = 0;
+	while (h->host + h->host_len < t + len && h->host[h->host_len] != '/' &&
+	       h->host[h->host_len] != '?')
+		h->host_len++;
 	if (u.field_set & (1u << UF_PATH)) {
 		h->path = t + u.field_data[UF_PATH].off;
 		h->path_len = u.field_data[UF_PATH].len;
@@ -467,7 +471,8 @@ static int semantics(struct giong__http_head *h)
 		} else if (giong__http_token_eq(n, nl, "content-length")) {
 			/* Even two equal values are refused: RFC 9110 8.6 allows it, and it
 			 * is the choice no smuggling can exploit. */
-			if (++lengths > 1 || content_length(f->value, f->value_len, &h->content_length))
+			if (++lengths > 1 ||
+			    content_length(f->value, f->value_len, &h->content_length))
 				bad_length = true;
 		} else if (giong__http_token_eq(n, nl, "transfer-encoding")) {
 			tes++;
@@ -490,7 +495,8 @@ static int semantics(struct giong__http_head *h)
 	if (tes) {
 		if (!http11 || lengths)
 			return -400; /* RFC 9112 6.1 (1.0), 6.3 (with Content-Length) */
-		if (te.malformed || !te.codings || te.chunked > 1 || (te.chunked && !te.chunked_last))
+		if (te.malformed || !te.codings || te.chunked > 1 ||
+		    (te.chunked && !te.chunked_last))
 			return -400;
 		h->body = te.unknown ? GIONG__HTTP_BODY_NONE : GIONG__HTTP_BODY_CHUNKED;
 	} else if (lengths) {
@@ -633,8 +639,8 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 }
 
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
-                           struct giong__http_scan *sc, struct giong__http_head *h,
-                           struct giong__http_field *fields)
+			   struct giong__http_scan *sc, struct giong__http_head *h,
+			   struct giong__http_field *fields)
 {
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};

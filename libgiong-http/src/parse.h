@@ -120,8 +120,8 @@ struct giong__http_scan {
  *        other than 100-continue; or -EINVAL for NULL buf (with len > 0), h or fields.
  */
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
-                           struct giong__http_scan *scan, struct giong__http_head *h,
-                           struct giong__http_field *fields);
+			   struct giong__http_scan *scan, struct giong__http_head *h,
+			   struct giong__http_field *fields);
 
 /* giong__http_token_eq() - whether buf[0..len) equals the NUL-terminated @lower,
  * ASCII case-insensitively (@lower in lower case): field names, Connection tokens. */

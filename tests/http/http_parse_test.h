@@ -19,8 +19,8 @@
  * exact size, so that ASan sees any read past it.
  */
 static inline int ht_parse_all(const char *in, size_t len, const struct giong_http_limits *lim,
-                               struct giong__http_head *h, struct giong__http_field *fields,
-                               bool every_prefix)
+			       struct giong__http_head *h, struct giong__http_field *fields,
+			       bool every_prefix)
 {
 	struct giong__http_field f2[HT_FIELDS_MAX];
 	struct giong__http_head h2;

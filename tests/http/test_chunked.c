@@ -11,8 +11,8 @@
 #include "chunked.h"
 
 struct run {
-	int result;        /* DONE, MORE, or the refusal */
-	size_t end;        /* with DONE: the body's length */
+	int result; /* DONE, MORE, or the refusal */
+	size_t end; /* with DONE: the body's length */
 	char data[4096];
 	size_t data_len;
 };
@@ -20,7 +20,7 @@ struct run {
 /* Decodes in[0..len) fed in pieces of @step bytes (0: whole; SIZE_MAX: split once at
  * @split), each piece in a buffer of its exact size. */
 static void decode(const char *in, size_t len, size_t step, size_t split,
-                   const struct giong_http_limits *lim, struct run *out)
+		   const struct giong_http_limits *lim, struct run *out)
 {
 	struct giong__http_chunked c;
 	size_t pos = 0;
@@ -29,7 +29,9 @@ static void decode(const char *in, size_t len, size_t step, size_t split,
 	assert_int_equal(giong__http_chunked_init(&c, lim), 0);
 	out->result = GIONG__HTTP_CHUNKED_MORE;
 	while (pos < len || out->result == GIONG__HTTP_CHUNKED_DATA) {
-		size_t n = step == 0 ? len - pos : step == SIZE_MAX ? (pos < split ? split - pos : len - pos) : step;
+		size_t n = step == 0          ? len - pos
+			   : step == SIZE_MAX ? (pos < split ? split - pos : len - pos)
+					      : step;
 		size_t used, off, dlen;
 		char *piece;
 		int r;
@@ -60,8 +62,7 @@ static void decode(const char *in, size_t len, size_t step, size_t split,
 }
 
 /* Every way of splitting must agree with the whole. */
-static int check(const char *in, size_t len, const struct giong_http_limits *lim,
-                 struct run *whole)
+static int check(const char *in, size_t len, const struct giong_http_limits *lim, struct run *whole)
 {
 	struct run *r = malloc(sizeof(*r));
 
@@ -84,12 +85,12 @@ static int check(const char *in, size_t len, const struct giong_http_limits *lim
 
 static struct run w;
 
-#define OK(s, body)                                                                       \
-	do {                                                                              \
-		assert_int_equal(check(s, strlen(s), NULL, &w), GIONG__HTTP_CHUNKED_DONE); \
-		assert_int_equal(w.end, strlen(s));                                       \
-		assert_int_equal(w.data_len, strlen(body));                               \
-		assert_memory_equal(w.data, body, strlen(body));                          \
+#define OK(s, body)                                                                                \
+	do {                                                                                       \
+		assert_int_equal(check(s, strlen(s), NULL, &w), GIONG__HTTP_CHUNKED_DONE);         \
+		assert_int_equal(w.end, strlen(s));                                                \
+		assert_int_equal(w.data_len, strlen(body));                                        \
+		assert_memory_equal(w.data, body, strlen(body));                                   \
 	} while (0)
 #define BAD(status, s) assert_int_equal(check(s, strlen(s), NULL, &w), -(status))
 #define MORE(s) assert_int_equal(check(s, strlen(s), NULL, &w), GIONG__HTTP_CHUNKED_MORE)
@@ -199,7 +200,7 @@ static void test_limits(void **state)
 	memcpy(line, "1;", 2);
 	memcpy(line + GIONG__HTTP_CHUNK_LINE_MAX, "\r\na\r\n0\r\n\r\n", 10);
 	assert_int_equal(check(line, GIONG__HTTP_CHUNK_LINE_MAX + 10, NULL, &w),
-	                 GIONG__HTTP_CHUNKED_DONE);
+			 GIONG__HTTP_CHUNKED_DONE);
 	memset(line, 'x', GIONG__HTTP_CHUNK_LINE_MAX + 16);
 	memcpy(line, "1;", 2);
 	memcpy(line + GIONG__HTTP_CHUNK_LINE_MAX + 1, "\r\na\r\n", 5);
@@ -229,10 +230,10 @@ static void test_sticky_and_arguments(void **state)
 	assert_int_equal(giong__http_chunked_feed(&c, "0\r\n\r\n", 5, &used, &off, &len), -400);
 	giong__http_chunked_init(&c, NULL);
 	assert_int_equal(giong__http_chunked_feed(&c, "0\r\n\r\nxyz", 8, &used, &off, &len),
-	                 GIONG__HTTP_CHUNKED_DONE);
+			 GIONG__HTTP_CHUNKED_DONE);
 	assert_int_equal(used, 5);
 	assert_int_equal(giong__http_chunked_feed(&c, "xyz", 3, &used, &off, &len),
-	                 GIONG__HTTP_CHUNKED_DONE);
+			 GIONG__HTTP_CHUNKED_DONE);
 	assert_int_equal(used, 0);
 }
 

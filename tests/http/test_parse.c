@@ -96,7 +96,7 @@ static void test_post_length(void **state)
 static void test_chunked(void **state)
 {
 	const char *r = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-	                "5\r\nhello\r\n0\r\n\r\n";
+			"5\r\nhello\r\n0\r\n\r\n";
 
 	(void)state;
 	assert_int_equal(parse(r), (int)strlen(r) - 15);
@@ -116,6 +116,10 @@ static void test_absolute_form(void **state)
 	ACCEPTED("GET https://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n");
 	span_eq(head.path, head.path_len, "/");
 	span_eq(head.host, head.host_len, "example.com");
+	ACCEPTED("GET http://[::1]:8080?q HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n");
+	span_eq(head.host, head.host_len, "[::1]:8080");
+	span_eq(head.path, head.path_len, "/");
+	span_eq(head.query, head.query_len, "q");
 	REFUSED(400, "GET ftp://example.com/ HTTP/1.1\r\nHost: h\r\n\r\n");
 	REFUSED(400, "GET http://u@example.com/ HTTP/1.1\r\nHost: h\r\n\r\n");
 	REFUSED(400, "GET example.com/ HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -224,14 +228,23 @@ static void test_bad_arguments(void **state)
 
 static void test_content_length_syntax(void **state)
 {
-	static const char *const bad[] = {"+3", "-1", "0x3", "1a", "3 4", "", "3, 3", "3,3",
-	                                  "18446744073709551616", "99999999999999999999", " ,"};
+	static const char *const bad[] = {"+3",
+					  "-1",
+					  "0x3",
+					  "1a",
+					  "3 4",
+					  "",
+					  "3, 3",
+					  "3,3",
+					  "18446744073709551616",
+					  "99999999999999999999",
+					  " ,"};
 	char r[256];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(r, sizeof(r), "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: %s\r\n\r\n",
-		         bad[i]);
+			 bad[i]);
 		print_message("Content-Length: '%s'\n", bad[i]);
 		REFUSED(400, r);
 	}
@@ -244,8 +257,10 @@ static void test_content_length_several(void **state)
 	(void)state;
 	/* Disagreeing: 400 (RFC 9110 8.6). Agreeing: 400 as well, the safer choice
 	 * the RFC allows ("MAY reject"), which no intermediary can read otherwise. */
-	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n");
-	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n");
+	REFUSED(400,
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n");
+	REFUSED(400,
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n");
 }
 
 static void test_transfer_encoding(void **state)
@@ -255,7 +270,7 @@ static void test_transfer_encoding(void **state)
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	             "Transfer-Encoding: chunked\r\n\r\n");
+		     "Transfer-Encoding: chunked\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \"chunked\"\r\n\r\n");
 	/* A coding the server does not implement: 501 (RFC 9112 6.1). */
@@ -274,11 +289,11 @@ static void test_length_and_chunked(void **state)
 	/* Both: refused (400), either order, whatever the coding (RFC 9112 6.3 allows
 	 * "TE wins"; refusing is what no smuggling survives). */
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
-	             "Transfer-Encoding: chunked\r\n\r\n");
+		     "Transfer-Encoding: chunked\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	             "Content-Length: 3\r\n\r\n");
+		     "Content-Length: 3\r\n\r\n");
 	REFUSED(400, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n"
-	             "Content-Length: 3\r\n\r\n");
+		     "Content-Length: 3\r\n\r\n");
 }
 
 static void test_body_never_a_request(void **state)
@@ -286,7 +301,7 @@ static void test_body_never_a_request(void **state)
 	/* The body holds a whole request: the head ends where the body starts, and the
 	 * body's bytes reach neither our scanner nor http-parser. */
 	const char *r = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 26\r\n\r\n"
-	                "GET /smuggled HTTP/1.1\r\n\r\n";
+			"GET /smuggled HTTP/1.1\r\n\r\n";
 
 	(void)state;
 	assert_int_equal(parse(r), (int)strlen(r) - 26);
@@ -311,8 +326,9 @@ static void test_request_line(void **state)
 	REFUSED(400, "GET / HTTP/1.1\rHost: h\r\n\r\n");
 	REFUSED(400, "GET /\x7f HTTP/1.1\r\nHost: h\r\n\r\n");
 	REFUSED(400, "GET /\x80 HTTP/1.1\r\nHost: h\r\n\r\n");
-	assert_int_equal(ht_parse_all("GET /\0 HTTP/1.1\r\nHost: h\r\n\r\n", 31, NULL, &head, fields, true),
-	                 -400);
+	assert_int_equal(
+		ht_parse_all("GET /\0 HTTP/1.1\r\nHost: h\r\n\r\n", 31, NULL, &head, fields, true),
+		-400);
 	REFUSED(400, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"); /* a TLS ClientHello */
 	REFUSED(400, "GET\r\n\r\n");
 }
@@ -325,8 +341,8 @@ static void test_version(void **state)
 	REFUSED(505, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); /* h2's preface on this port */
 	REFUSED(505, "GET / HTTP/0.9\r\n\r\n");
 	REFUSED(505, "GET / HTTP/9.9\r\n\r\n");
-	REFUSED(505, "GET /\r\n");                 /* HTTP/0.9's request line */
-	REFUSED(505, "FOO / HTTP/2.0\r\n\r\n");    /* the version is read first */
+	REFUSED(505, "GET /\r\n");                      /* HTTP/0.9's request line */
+	REFUSED(505, "FOO / HTTP/2.0\r\n\r\n");         /* the version is read first */
 	assert_int_equal(parse("GET / HTTP/1.2\r"), 0); /* decided at the line's end */
 }
 
@@ -358,11 +374,11 @@ static void test_methods(void **state)
 		const char *m;
 		int id;
 	} known[] = {
-		{"GET", GIONG_HTTP_GET},         {"HEAD", GIONG_HTTP_HEAD},
-		{"POST", GIONG_HTTP_POST},       {"PUT", GIONG_HTTP_PUT},
-		{"DELETE", GIONG_HTTP_DELETE},   {"OPTIONS", GIONG_HTTP_OPTIONS},
-		{"TRACE", GIONG_HTTP_TRACE},     {"PATCH", GIONG_HTTP_PATCH},
-		{"PROPFIND", GIONG_HTTP_OTHER},  {"M-SEARCH", GIONG_HTTP_OTHER},
+		{"GET", GIONG_HTTP_GET},        {"HEAD", GIONG_HTTP_HEAD},
+		{"POST", GIONG_HTTP_POST},      {"PUT", GIONG_HTTP_PUT},
+		{"DELETE", GIONG_HTTP_DELETE},  {"OPTIONS", GIONG_HTTP_OPTIONS},
+		{"TRACE", GIONG_HTTP_TRACE},    {"PATCH", GIONG_HTTP_PATCH},
+		{"PROPFIND", GIONG_HTTP_OTHER}, {"M-SEARCH", GIONG_HTTP_OTHER},
 	};
 	char r[128];
 
@@ -533,7 +549,8 @@ static void test_fields_limit(void **state)
 	assert_int_equal(parse_lim(r, &lim), -431);
 	/* Decided at the first byte of the sixth field. */
 	const char *six = "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE";
-	assert_int_equal(giong__http_parse_head(six, strlen(six) - 1, &lim, NULL, &head, fields), 0);
+	assert_int_equal(giong__http_parse_head(six, strlen(six) - 1, &lim, NULL, &head, fields),
+			 0);
 	assert_int_equal(giong__http_parse_head(six, strlen(six), &lim, NULL, &head, fields), -431);
 }
 

@@ -69,8 +69,10 @@ static void rand_from(struct buf *o, const char *set, uint32_t min, uint32_t max
 		put(o, &set[rnd(k)], 1);
 }
 
-static const char tchars[] = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-static const char pchars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%!$&'()*+,;=:@";
+static const char tchars[] =
+	"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+static const char pchars[] =
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%!$&'()*+,;=:@";
 
 /* --- the model of an accepted head (independent of src/parse.c) ------------------------------ */
 
@@ -136,7 +138,8 @@ static const char *model_head(const char *b, size_t n, const struct giong__http_
 	for (const char *q = sp1 + 1; q < sp2; q++)
 		if ((unsigned char)*q <= 0x20 || (unsigned char)*q >= 0x7f)
 			return "target byte";
-	if (eol - sp2 - 1 != 8 || (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
+	if (eol - sp2 - 1 != 8 ||
+	    (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
 		return "version";
 	if (h->method != p || h->method_len != (size_t)(sp1 - p) || h->target != sp1 + 1 ||
 	    h->target_len != (size_t)(sp2 - sp1 - 1) || h->version_minor != sp2[8] - '0')
@@ -215,8 +218,8 @@ static const char *model_head(const char *b, size_t n, const struct giong__http_
 
 /* --- the generator of valid requests ---------------------------------------------------------- */
 
-static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS",
-                                      "PATCH", "TRACE", "PROPFIND", "M-SEARCH"};
+static const char *const methods[] = {"GET",     "HEAD",  "POST",  "PUT",      "DELETE",
+				      "OPTIONS", "PATCH", "TRACE", "PROPFIND", "M-SEARCH"};
 
 static void gen_head(struct buf *o, struct expect *e)
 {
@@ -278,7 +281,8 @@ static void gen_head(struct buf *o, struct expect *e)
 			value[v.len] = 0;
 		} else if (kind == 1 && (int)i == frame_at) {
 			if (e->body == GIONG__HTTP_BODY_LENGTH) {
-				e->cl = rnd(2) ? rnd(100000) : ((uint64_t)rnd(1u << 31) << 20 | rnd(1u << 20));
+				e->cl = rnd(2) ? rnd(100000)
+					       : ((uint64_t)rnd(1u << 31) << 20 | rnd(1u << 20));
 				strcpy(name, rnd(2) ? "Content-Length" : "content-LENGTH");
 				snprintf(value, sizeof(value), "%llu", (unsigned long long)e->cl);
 			} else {
@@ -364,7 +368,8 @@ static void mutate(struct buf *o)
 
 static struct giong__http_field fields[MAXF + 8], fields2[MAXF + 8];
 
-static void check_valid(const struct buf *o, const struct expect *e, const struct giong__http_head *h)
+static void check_valid(const struct buf *o, const struct expect *e,
+			const struct giong__http_head *h)
 {
 	assert_int_equal(h->method_len, strlen(e->method));
 	assert_memory_equal(h->method, e->method, h->method_len);
@@ -408,8 +413,8 @@ static void test_heads(void **state)
 		r = giong__http_parse_head(copy, o.len, &lim, NULL, &h, fields);
 		if (!mutated) {
 			if (r != (int)o.len)
-				fail_msg("iteration %d: a valid request gave %d: %.*s", it, r, (int)o.len,
-				         o.b);
+				fail_msg("iteration %d: a valid request gave %d: %.*s", it, r,
+					 (int)o.len, o.b);
 			check_valid(&o, &e, &h);
 			valid++;
 		}
@@ -426,10 +431,11 @@ static void test_heads(void **state)
 				p += 2;
 			if (memmem(p, (size_t)(end - p), "\r\n\r\n", 4))
 				fail_msg("iteration %d: need more with a whole head: %.*s", it,
-				         (int)o.len, o.b);
+					 (int)o.len, o.b);
 			more++;
 		} else {
-			if (r != -400 && r != -414 && r != -431 && r != -501 && r != -505 && r != -417)
+			if (r != -400 && r != -414 && r != -431 && r != -501 && r != -505 &&
+			    r != -417)
 				fail_msg("iteration %d: refused with %d", it, r);
 			refused++;
 		}
@@ -446,8 +452,8 @@ static void test_heads(void **state)
 		free(copy);
 	}
 	print_message("heads: %d inputs, %lu valid ones accepted as built; %lu accepted, %lu "
-	              "refused, %lu need more\n",
-	              HEADS, valid, accepted, refused, more);
+		      "refused, %lu need more\n",
+		      HEADS, valid, accepted, refused, more);
 }
 
 /* --- chunked bodies --------------------------------------------------------------------------- */
@@ -492,7 +498,8 @@ static int model_chunked(const char *b, size_t n, size_t *end, struct buf *data)
 					if (b[k] == '\r') {
 						if (k + 1 < n)
 							return -1;
-					} else if ((unsigned char)b[k] < 0x20 ? b[k] != '\t' : b[k] == 0x7f) {
+					} else if ((unsigned char)b[k] < 0x20 ? b[k] != '\t'
+									      : b[k] == 0x7f) {
 						return -1;
 					}
 				}
@@ -507,7 +514,9 @@ static int model_chunked(const char *b, size_t n, size_t *end, struct buf *data)
 		for (; i < le && isxdigit((unsigned char)b[i]); i++, digits++) {
 			if (size >> 60)
 				return -1;
-			size = size << 4 | (uint64_t)(isdigit((unsigned char)b[i]) ? b[i] - '0' : (tolower(b[i]) - 'a' + 10));
+			size = size << 4 | (uint64_t)(isdigit((unsigned char)b[i])
+							      ? b[i] - '0'
+							      : (tolower(b[i]) - 'a' + 10));
 		}
 		if (!digits)
 			return -1;
@@ -596,7 +605,8 @@ static void gen_body(struct buf *o, struct buf *data)
 	o->len = data->len = 0;
 	for (uint32_t k = rnd(5); k; k--) {
 		uint32_t size = 1 + rnd(300);
-		int w = snprintf(line, sizeof(line), rnd(2) ? "%s%x" : "%s%X", rnd(4) ? "" : "00", size);
+		int w = snprintf(line, sizeof(line), rnd(2) ? "%s%x" : "%s%X", rnd(4) ? "" : "00",
+				 size);
 		put(o, line, (size_t)w);
 		if (!rnd(3)) {
 			puts_(o, rnd(2) ? ";" : " ;");
@@ -659,27 +669,31 @@ static void test_bodies(void **state)
 		}
 		m = model_chunked(o.b, o.len, &mend, &mdata);
 		if (!mutated && (r != GIONG__HTTP_CHUNKED_DONE || got.len != data.len ||
-		                 memcmp(got.b, data.b, data.len)))
+				 memcmp(got.b, data.b, data.len)))
 			fail_msg("iteration %d: a valid body gave %d", it, r);
 		if (r == GIONG__HTTP_CHUNKED_DONE) {
-			if (m != 2 || mend != pos || mdata.len != got.len || memcmp(mdata.b, got.b, got.len))
-				fail_msg("iteration %d: done at %zu, the model says %d at %zu: %.*s", it,
-				         pos, m, mend, (int)o.len, o.b);
+			if (m != 2 || mend != pos || mdata.len != got.len ||
+			    memcmp(mdata.b, got.b, got.len))
+				fail_msg(
+					"iteration %d: done at %zu, the model says %d at %zu: %.*s",
+					it, pos, m, mend, (int)o.len, o.b);
 			done++;
 		} else if (r < 0) {
 			if (m != -1)
-				fail_msg("iteration %d: refused %d at %zu (byte 0x%02x), the model says %d: %.*s", it,
-				         r, pos, pos < o.len ? (unsigned char)o.b[pos] : 0, m, (int)o.len, o.b);
+				fail_msg(
+					"iteration %d: refused %d at %zu (byte 0x%02x), the model says %d: %.*s",
+					it, r, pos, pos < o.len ? (unsigned char)o.b[pos] : 0, m,
+					(int)o.len, o.b);
 			refused++;
 		} else {
 			if (m != 0)
 				fail_msg("iteration %d: need more, the model says %d: %.*s", it, m,
-				         (int)o.len, o.b);
+					 (int)o.len, o.b);
 			more++;
 		}
 	}
 	print_message("bodies: %d inputs: %lu done, %lu refused, %lu need more\n", BODIES, done,
-	              refused, more);
+		      refused, more);
 }
 
 int main(void)
