@@ -495,8 +495,10 @@ static int semantics(struct giong__http_head *h)
 	if (tes) {
 		if (!http11 || lengths)
 			return -400; /* RFC 9112 6.1 (1.0), 6.3 (with Content-Length) */
-		if (te.malformed || !te.codings || te.chunked > 1 ||
-		    (te.chunked && !te.chunked_last))
+		/* RFC 9112 6.3: a request whose final coding is not chunked MUST get 400
+		 * (gzip alone, identity, chunked;q=1); 501 is left for an unknown coding
+		 * before a final chunked (6.1). */
+		if (te.malformed || !te.chunked_last || te.chunked > 1)
 			return -400;
 		h->body = te.unknown ? GIONG__HTTP_BODY_NONE : GIONG__HTTP_BODY_CHUNKED;
 	} else if (lengths) {

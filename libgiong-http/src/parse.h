@@ -115,7 +115,7 @@ struct giong__http_scan {
  *        -400 malformed, -414 request line over lim->request_line (as soon as its
  *        length is known to be over), -431 head over lim->head or more than
  *        lim->fields fields, -501 a well-formed method token the parser does not know
- *        or a transfer coding other than chunked, -505 a version other than HTTP/1.0
+ *        or a transfer coding before a final chunked, -505 a version other than HTTP/1.0
  *        and HTTP/1.1 (HTTP/0.9's two-word request line included), -417 an Expect
  *        other than 100-continue; or -EINVAL for NULL buf (with len > 0), h or fields.
  */
