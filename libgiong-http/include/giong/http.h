@@ -9,6 +9,7 @@
 #include <giong/net.h>
 
 #include <giong/http/limits.h>
+#include <giong/http/method.h>
 #include <giong/http/router.h>
 #include <giong/http/status.h>
 

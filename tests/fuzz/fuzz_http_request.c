@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_http_request.c - libFuzzer target: bytes through the parse code the server runs
+ * (src/parse.c, src/chunked.c, linked from giong-http-internal).
+ *
+ * Input: two control bytes, then the request. The first picks the limits (bit 7: small
+ * ones, so that 414 and 431 are reached inside libFuzzer's input sizes) and, with the
+ * second, the split point: the head is fed as a growing prefix (the bytes before the
+ * split, then all of them) through one resumable scan state, each prefix in a heap
+ * buffer of its exact size, and the answer must equal a single parse of the whole.
+ * A head that parses is checked (spans inside the buffer), and a chunked body is then
+ * decoded from the bytes after the head, in two pieces split at the same point.
+ * A disagreement traps; ASan and UBSan catch the rest.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunked.h"
+#include "parse.h"
+
+#define FIELDS_MAX 128
+
+static struct giong__http_field fields[FIELDS_MAX], fields2[FIELDS_MAX];
+
+static void inside(const char *p, size_t n, const char *buf, size_t len)
+{
+	if (n && (!p || p < buf || p + n > buf + len))
+		__builtin_trap();
+}
+
+static void body(const uint8_t *b, size_t len, size_t split, const struct giong_http_limits *lim)
+{
+	struct giong__http_chunked c;
+	size_t pos = 0, total = 0;
+	int r = GIONG__HTTP_CHUNKED_MORE;
+
+	giong__http_chunked_init(&c, lim);
+	while (pos < len || r == GIONG__HTTP_CHUNKED_DATA) {
+		size_t n = pos < split ? split - pos : len - pos, used, off, dl;
+		char *piece = malloc(n ? n : 1);
+
+		memcpy(piece, b + pos, n);
+		r = giong__http_chunked_feed(&c, piece, n, &used, &off, &dl);
+		free(piece);
+		if (used > n || (r == GIONG__HTTP_CHUNKED_DATA && (off + dl > used || !dl)))
+			__builtin_trap();
+		if (r == GIONG__HTTP_CHUNKED_MORE && used != n)
+			__builtin_trap();
+		total += dl;
+		if (total > lim->body)
+			__builtin_trap();
+		pos += used;
+		if (r < 0 || r == GIONG__HTTP_CHUNKED_DONE)
+			break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct giong_http_limits lim;
+	struct giong__http_scan sc = {0};
+	struct giong__http_head h, h2;
+	size_t split;
+	char *whole, *prefix;
+	int r, r2;
+
+	if (size < 2)
+		return 0;
+	giong_http_limits_init(&lim);
+	if (data[0] & 0x80) {
+		lim.request_line = 64;
+		lim.head = 256;
+		lim.fields = 8;
+		lim.body = 100;
+	}
+	lim.fields = lim.fields > FIELDS_MAX ? FIELDS_MAX : lim.fields;
+	split = ((size_t)(data[0] & 0x7f) << 8 | data[1]) % (size - 1);
+	data += 2;
+	size -= 2;
+
+	whole = malloc(size ? size : 1);
+	memcpy(whole, data, size);
+	r = giong__http_parse_head(whole, size, &lim, NULL, &h, fields);
+
+	prefix = malloc(split ? split : 1);
+	memcpy(prefix, data, split);
+	r2 = giong__http_parse_head(prefix, split, &lim, &sc, &h2, fields2);
+	free(prefix);
+	if (r2 == 0)
+		r2 = giong__http_parse_head(whole, size, &lim, &sc, &h2, fields2);
+	if (r2 != r)
+		__builtin_trap(); /* a prefix must give need more, or the whole's answer */
+
+	if (r > 0) {
+		if ((size_t)r > size || h.nfields > lim.fields)
+			__builtin_trap();
+		inside(h.method, h.method_len, whole, (size_t)r);
+		inside(h.target, h.target_len, whole, (size_t)r);
+		if (h.path_len > 1 || (h.path && h.path[0] != '/'))
+			inside(h.path, h.path_len, whole, (size_t)r);
+		inside(h.query, h.query_len, whole, (size_t)r);
+		inside(h.host, h.host_len, whole, (size_t)r);
+		for (uint32_t i = 0; i < h.nfields; i++) {
+			inside(h.fields[i].name, h.fields[i].name_len, whole, (size_t)r);
+			inside(h.fields[i].value, h.fields[i].value_len, whole, (size_t)r);
+		}
+		if (h.body == GIONG__HTTP_BODY_CHUNKED)
+			body(data + r, size - (size_t)r, split > (size_t)r ? split - (size_t)r : 0,
+			     &lim);
+	} else if (r < 0 && r != -400 && r != -414 && r != -431 && r != -501 && r != -505 &&
+		   r != -417) {
+		__builtin_trap();
+	}
+	free(whole);
+	return 0;
+}
