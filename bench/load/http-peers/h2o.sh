@@ -17,5 +17,5 @@ h2o=${H2O:-h2o}
 command -v "$h2o" >/dev/null || { echo "h2o.sh: h2o not found (apt-get install h2o)" >&2; exit 2; }
 mkdir -p "$dir/www"
 "$here/make_bodies.sh" "$dir/www"
-sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" "$here/h2o.conf.in" >"$dir/h2o.conf"
+sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@USER@|$(id -un)|g" "$here/h2o.conf.in" >"$dir/h2o.conf"
 exec "$h2o" -c "$dir/h2o.conf"

@@ -20,5 +20,5 @@ mkdir -p "$dir/www" "$dir/tmp"
 "$here/make_bodies.sh" "$dir/www"
 nofile=$(ulimit -Hn)
 [ "$nofile" = unlimited ] && nofile=1048576
-sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@NOFILE@|$nofile|g" "$here/nginx.conf.in" >"$dir/nginx.conf"
+sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@NOFILE@|$nofile|g" -e "s|@USER@|$(id -un)|g" "$here/nginx.conf.in" >"$dir/nginx.conf"
 exec "$nginx" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
