@@ -18,6 +18,7 @@ nginx=${NGINX:-nginx}
 command -v "$nginx" >/dev/null || { echo "nginx.sh: nginx not found (apt-get install nginx-light)" >&2; exit 2; }
 mkdir -p "$dir/www" "$dir/tmp"
 "$here/make_bodies.sh" "$dir/www"
+# shellcheck disable=SC3045 # dash and bash both know ulimit -H
 nofile=$(ulimit -Hn)
 [ "$nofile" = unlimited ] && nofile=1048576
 sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@NOFILE@|$nofile|g" -e "s|@USER@|$(id -un)|g" "$here/nginx.conf.in" >"$dir/nginx.conf"
