@@ -628,37 +628,48 @@ static void body_partial(void)
 	make_data();
 	f = open_ro(data_path, false);
 	for (int round = 0; round < 2; round++) {
-		cache_only_head(data_path, BIG / 2 + 8192);
-		missing = pages_missing(data_path);
-		print_message("round %d: %ld pages of %d not cached\n", round, missing, BIG / 4096);
-		memset(buf, 0, BIG);
-		s0 = fs_sqes();
-		c0 = pv2_calls;
-		if (round == 0) {
-			gt_check_int_equal(giong_file_read_at(f, buf, BIG, 0), BIG);
-		} else {
-			/* the cache ends inside the second entry */
-			struct iovec iov[3] = {{buf, 1000},
-					       {buf + 1000, BIG / 2 + 9000},
-					       {buf + BIG / 2 + 10000, BIG / 2 - 10000}};
+		bool measured = false;
 
-			gt_check_int_equal(giong_file_readv_at(f, iov, 3, 0), BIG);
-		}
-		gt_check_memory_equal(buf, src, BIG);
-		if (missing > 0) {
+		/* The set-up races the kernel: readahead still in flight from an
+		 * earlier read can land after the eviction and before our read
+		 * (seen on a loaded machine: the first attempt then read it all).
+		 * Such an attempt proves nothing either way: set up again. */
+		for (int attempt = 0; attempt < 10 && !measured; attempt++) {
+			cache_only_head(data_path, BIG / 2 + 8192);
+			missing = pages_missing(data_path);
+			print_message("round %d: %ld pages of %d not cached\n", round, missing,
+				      BIG / 4096);
+			memset(buf, 0, BIG);
+			s0 = fs_sqes();
+			c0 = pv2_calls;
+			if (round == 0) {
+				gt_check_int_equal(giong_file_read_at(f, buf, BIG, 0), BIG);
+			} else {
+				/* the cache ends inside the second entry */
+				struct iovec iov[3] = {{buf, 1000},
+						       {buf + 1000, BIG / 2 + 9000},
+						       {buf + BIG / 2 + 10000, BIG / 2 - 10000}};
+
+				gt_check_int_equal(giong_file_readv_at(f, iov, 3, 0), BIG);
+			}
+			gt_check_memory_equal(buf, src, BIG);
+			if (missing == 0 || pv2_calls - c0 < 2) {
+				print_message("round %d: the cache was whole at the read: again\n",
+					      round);
+				continue;
+			}
 			/* Short, then another direct attempt at the rest. That
 			 * one is EAGAIN and the rest goes through the ring -
 			 * unless the readahead the first attempt started (an
 			 * RWF_NOWAIT read does start it) brought the pages in
 			 * first, which a slow build (TSan) lets happen: then the
-			 * second attempt reads them directly. Either way the
-			 * bytes are right (above) and the second attempt was
-			 * made. */
-			gt_check_true(pv2_calls - c0 >= 2);
+			 * second attempt reads them directly. */
+			measured = true;
 			if (fs_sqes() == s0)
 				print_message("round %d: the rest was cached by then, no SQE\n",
 					      round);
 		}
+		gt_check_true(measured); /* a read that found part of its range cached */
 	}
 	/* at the end of the file: reads on, finds 0 */
 	gt_check_int_equal(giong_file_read_at(f, buf, BIG, BIG / 2), BIG / 2);
