@@ -10,6 +10,7 @@
 
 #include <giong/http/limits.h>
 #include <giong/http/method.h>
+#include <giong/http/request.h>
 #include <giong/http/router.h>
 #include <giong/http/status.h>
 

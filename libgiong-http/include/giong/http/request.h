@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/http/request.h - what a handler reads of its request.
+ *
+ * A request is lent to the handler: the pointers these functions return
+ * point into memory the library owns (the connection's receive buffers),
+ * valid until the handler returns. Strings are spans (pointer and length),
+ * not NUL-terminated: they are the bytes the client sent, checked by the
+ * parser (docs/http.md, "Strictness") but not decoded (no percent-decoding
+ * of the path or query). Every function takes a NULL request and answers
+ * as for an empty one.
+ */
+#ifndef GIONG_HTTP_REQUEST_H
+#define GIONG_HTTP_REQUEST_H
+
+#include <stddef.h>
+
+#include <giong/core/api.h>
+#include <giong/http/method.h>
+
+GIONG_BEGIN_DECLS
+
+struct giong_http_request;
+
+/* giong_http_request_method() - the method's number (enum giong_http_method;
+ * GIONG_HTTP_OTHER for one without a number, or a NULL @r). */
+GIONG_API int giong_http_request_method(const struct giong_http_request *r);
+
+/* giong_http_request_method_name() - the method token as sent ("GET"); its
+ * length in *@len (if @len is non-NULL). "" for a NULL @r. */
+GIONG_API const char *giong_http_request_method_name(const struct giong_http_request *r,
+						     size_t *len);
+
+/* giong_http_request_target() - the request target as sent ("/a/b?x=1",
+ * "http://host/a", "host:443", "*"). */
+GIONG_API const char *giong_http_request_target(const struct giong_http_request *r, size_t *len);
+
+/* giong_http_request_path() - the target's path ("/a/b"; "/" for an
+ * absolute target without one); "" for authority and asterisk forms. */
+GIONG_API const char *giong_http_request_path(const struct giong_http_request *r, size_t *len);
+
+/* giong_http_request_query() - the query after '?', without it; NULL (and
+ * *@len 0) when the target has none, which an empty query ("/a?") is not. */
+GIONG_API const char *giong_http_request_query(const struct giong_http_request *r, size_t *len);
+
+/* giong_http_request_host() - the authority: an absolute target's, else the
+ * Host field's value; NULL (and *@len 0) for an HTTP/1.0 request with none. */
+GIONG_API const char *giong_http_request_host(const struct giong_http_request *r, size_t *len);
+
+/* giong_http_request_version() - 11 for HTTP/1.1, 10 for HTTP/1.0 (nothing
+ * else is accepted); 0 for a NULL @r. */
+GIONG_API int giong_http_request_version(const struct giong_http_request *r);
+
+/*
+ * giong_http_request_header() - the value of the first field named @name
+ * (compared without regard to ASCII case), without the whitespace around it;
+ * NULL (and *@len 0) when there is none, or @r or @name is NULL. A field sent
+ * twice is two fields: giong_http_request_header_at() sees both.
+ */
+GIONG_API const char *giong_http_request_header(const struct giong_http_request *r,
+						const char *name, size_t *len);
+
+/* giong_http_request_header_count() - the number of fields, in the order
+ * sent; 0 for a NULL @r. */
+GIONG_API unsigned giong_http_request_header_count(const struct giong_http_request *r);
+
+/*
+ * giong_http_request_header_at() - field @i (0-based, in the order sent):
+ * its name as sent in *@name / *@name_len, its value in *@value / *@value_len
+ * (any of the four may be NULL). Returns 0, or -EINVAL for a NULL @r or an
+ * @i past the last field (the outputs are then NULL and 0).
+ */
+GIONG_API int giong_http_request_header_at(const struct giong_http_request *r, unsigned i,
+					   const char **name, size_t *name_len, const char **value,
+					   size_t *value_len);
+
+/* giong_http_request_param() - the value the router captured for @name (a
+ * route's ":name", or "*" for a trailing catch-all); NULL (and *@len 0) when
+ * the route has no such capture. */
+GIONG_API const char *giong_http_request_param(const struct giong_http_request *r, const char *name,
+					       size_t *len);
+
+GIONG_END_DECLS
+
+#endif /* GIONG_HTTP_REQUEST_H */
