@@ -39,6 +39,10 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH=echo_bench
+# die, say, the servers under test, their ports, the processes to end, wait_for_quiet
+# shellcheck source=bench/load/server_lib.sh
+. "$HERE/server_lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BENCH_LOAD_BIN:-$ROOT/build/bench-load}
 PINGPONG=$BIN/pingpong
@@ -52,7 +56,6 @@ syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 client_threads=1 port_base=73
 baseline=epoll peers=1 raw_out="" retries=2 max_other=0.2 wait_quiet=0 rate=0
 names=() cmds=()
 
-die() { echo "echo_bench: $*" >&2; exit 2; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -110,76 +113,20 @@ case $syscalls in perf|strace|none) ;; *) die "--syscalls: auto, perf, strace or
 
 # --- cleanup -----------------------------------------------------------------------------------
 WORK=$(mktemp -d /tmp/echo_bench.XXXXXX)
-live_pids=()
 cleanup() {
-	local p
-	for p in "${live_pids[@]}"; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p" 2>/dev/null || true; }
-	done
-	for p in "${live_pids[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
-		kill -0 "$p" 2>/dev/null && { kill -KILL "$p" 2>/dev/null || true; }
-	done
+	kill_live
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-forget_pid() {
-	local p keep=()
-	for p in "${live_pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	live_pids=("${keep[@]}")
-}
 
 # --- servers -----------------------------------------------------------------------------------
-next_port=$port_base
-port_free() { ! ss -Htan "sport = :$1" | grep -q .; }
 
 # resolve_cmd IDX -> sets srv_cmd and srv_port
-resolve_cmd() {
-	local cmd=${cmds[$1]}
-	if [[ $cmd == *"{port}"* ]]; then
-		while ! port_free "$next_port"; do next_port=$((next_port + 1)); done
-		srv_port=$next_port
-		next_port=$((next_port + 1))
-		srv_cmd=${cmd//\{port\}/$srv_port}
-	elif [[ $cmd =~ (--port[=[:space:]]+|-p[[:space:]]+)([0-9]+) ]]; then
-		srv_port=${BASH_REMATCH[2]}
-		srv_cmd=$cmd
-	else
-		die "cannot tell the port of '$cmd': put {port} or --port N in it"
-	fi
-}
 
 # start_server IDX -> sets srv_pid (the server's own PID: taskset execs it)
-start_server() {
-	local log=$WORK/server.${names[$1]}.log argv
-	resolve_cmd "$1"
-	port_free "$srv_port" || die "port $srv_port is already in use"
-	eval "argv=($srv_cmd)"
-	taskset -c "$server_cpu" "${argv[@]}" >>"$log" 2>&1 &
-	srv_pid=$!
-	live_pids+=("$srv_pid")
-	for _ in $(seq 100); do
-		kill -0 "$srv_pid" 2>/dev/null || { cat "$log" >&2; die "server '$srv_cmd' exited at start"; }
-		ss -Hltn "sport = :$srv_port" | grep -q . && return 0
-		sleep 0.05
-	done
-	die "server '$srv_cmd' does not listen on port $srv_port after 5 s"
-}
 
-stop_server() {
-	local pid=$1 rc=0
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "echo_bench: server $pid ignored SIGTERM for 5 s, killing it" >&2
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || rc=$?
-	forget_pid "$pid"
-	[[ $rc -eq 0 ]] || echo "echo_bench: server $pid exited with status $rc" >&2
-}
 
 # --- measurements ------------------------------------------------------------------------------
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
@@ -245,26 +192,6 @@ other_load() {
 			printf "%.3f", a + b }'
 }
 
-# wait_for_quiet: until the server's and the client's CPUs together are busier than max_other
-# (nothing of ours runs now, so it is all others' load), for at most wait_quiet seconds
-busy_jiffies() {
-	awk -v a="cpu$server_cpu" -v b="cpu$client_cpu" \
-		'$1 == a || $1 == b { t += $2 + $3 + $4 + $7 + $8 } END { print t }' /proc/stat
-}
-wait_for_quiet() {
-	local hz t0 j0 j1 load
-	[[ $wait_quiet == 0 ]] && return 0
-	hz=$(getconf CLK_TCK)
-	t0=$SECONDS
-	while ((SECONDS - t0 < ${wait_quiet%.*})); do
-		j0=$(busy_jiffies)
-		sleep 0.5
-		j1=$(busy_jiffies)
-		load=$(awk -v a="$j0" -v b="$j1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz / 0.5 }')
-		awk -v l="$load" -v m="$max_other" 'BEGIN { exit !(l <= m) }' && return 0
-	done
-	echo "echo_bench: CPUs still busy ($load) after ${wait_quiet}s; measuring anyway" >&2
-}
 
 # measure IDX CONNS SIZE ROUND: one table cell's run (retried when disturbed) + syscall pass
 measure() {

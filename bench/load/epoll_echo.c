@@ -129,34 +129,18 @@ static void on_writable(struct conn *c)
 
 static void on_accept(void)
 {
-	for (;;) {
-		int one = 1;
+	int fd;
+
+	while ((fd = peer_accept("epoll_echo", listen_fd)) >= 0) {
 		struct conn *c;
 		struct epoll_event ev;
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		void *table = peer_fd_table_fit(conns, &conns_cap, sizeof(*conns), fd);
 
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno != EAGAIN)
-				fprintf(stderr, "epoll_echo: accept: %s\n", strerror(errno));
-			return;
+		if (!table) {
+			close(fd);
+			continue;
 		}
-		if ((size_t)fd >= conns_cap) {
-			size_t cap = conns_cap;
-			struct conn **p;
-
-			while (cap <= (size_t)fd)
-				cap *= 2;
-			p = realloc(conns, cap * sizeof(*conns));
-			if (!p) {
-				close(fd);
-				continue;
-			}
-			memset(p + conns_cap, 0, (cap - conns_cap) * sizeof(*conns));
-			conns = p;
-			conns_cap = cap;
-		}
+		conns = table;
 		c = malloc(sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -165,7 +149,6 @@ static void on_accept(void)
 		c->fd = fd;
 		c->off = 0;
 		c->len = 0;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		ev.events = EPOLLIN;
 		ev.data.ptr = c;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -181,34 +164,21 @@ static void on_accept(void)
 int main(int argc, char **argv)
 {
 	struct epoll_event events[MAX_EVENTS];
-	struct sigaction sact = { .sa_handler = on_signal };
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	const char *host;
 	int port;
 
 	peer_args(argc, argv, &port, &host);
 	peer_raise_nofile();
 
-	/*
-	 * SIGINT/SIGTERM are blocked except inside epoll_pwait, so a signal cannot slip in
-	 * between the check of stop_requested and the wait.
-	 */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigaction(SIGINT, &sact, NULL);
-	sigaction(SIGTERM, &sact, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	peer_signals(on_signal, &waitmask);
 
 	conns_cap = 1024;
 	conns = calloc(conns_cap, sizeof(*conns));
 	if (!conns)
 		die("calloc");
 
-	listen_fd = peer_listen("epoll_echo", host, port, SOCK_NONBLOCK);
+	listen_fd = peer_listen("epoll_echo", host, port, SOCK_NONBLOCK, 0);
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)

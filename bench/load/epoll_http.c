@@ -593,41 +593,24 @@ static void on_writable(struct conn *c)
 
 static void on_accept(void)
 {
-	for (;;) {
-		int one = 1;
+	int fd;
+
+	while ((fd = peer_accept("epoll_http", listen_fd)) >= 0) {
 		struct conn *c;
 		struct epoll_event ev;
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		void *table = peer_fd_table_fit(conns, &conns_cap, sizeof(*conns), fd);
 
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno != EAGAIN)
-				fprintf(stderr, "epoll_http: accept: %s\n", strerror(errno));
-			return;
+		if (!table) {
+			close(fd);
+			continue;
 		}
-		if ((size_t)fd >= conns_cap) {
-			size_t cap = conns_cap;
-			struct conn **p;
-
-			while (cap <= (size_t)fd)
-				cap *= 2;
-			p = realloc(conns, cap * sizeof(*conns));
-			if (!p) {
-				close(fd);
-				continue;
-			}
-			memset(p + conns_cap, 0, (cap - conns_cap) * sizeof(*conns));
-			conns = p;
-			conns_cap = cap;
-		}
+		conns = table;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
 			continue;
 		}
 		c->fd = fd;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		ev.events = EPOLLIN;
 		ev.data.ptr = c;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -639,32 +622,11 @@ static void on_accept(void)
 	}
 }
 
-/* peer_listen() with SO_REUSEPORT as well, as giong's and nginx's listeners have. */
-static int http_listen(const char *host, int port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd, one = 1;
-
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "epoll_http: bad IPv4 address '%s'\n", host);
-		exit(2);
-	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
-		fprintf(stderr, "epoll_http: listen on %s:%d: %s\n", host, port, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
-
 int main(int argc, char **argv)
 {
 	static char probe[RESP_MAX];
 	struct epoll_event events[MAX_EVENTS];
-	struct sigaction sact = {.sa_handler = on_signal};
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	const char *host;
 	int port;
 
@@ -679,26 +641,14 @@ int main(int argc, char **argv)
 	}
 	date_refresh();
 
-	/*
-	 * SIGINT/SIGTERM are blocked except inside epoll_pwait, so a signal cannot slip in
-	 * between the check of stop_requested and the wait.
-	 */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigaction(SIGINT, &sact, NULL);
-	sigaction(SIGTERM, &sact, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	peer_signals(on_signal, &waitmask);
 
 	conns_cap = 1024;
 	conns = calloc(conns_cap, sizeof(*conns));
 	if (!conns)
 		die("calloc");
 
-	listen_fd = http_listen(host, port);
+	listen_fd = peer_listen("epoll_http", host, port, SOCK_NONBLOCK, 1);
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)

@@ -50,6 +50,10 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH=http_bench
+# die, say, the servers under test, their ports, the processes to end, wait_for_quiet
+# shellcheck source=bench/load/server_lib.sh
+. "$HERE/server_lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BENCH_LOAD_BIN:-$ROOT/build/bench-load}
 LUA=$HERE/wrk/pipeline.lua
@@ -64,8 +68,6 @@ port_base=7400 baseline=epoll peers=1 peer_list="epoll nginx h2o" raw_out="" ret
 max_other=0.2 wait_quiet=0
 names=() cmds=()
 
-die() { echo "http_bench: $*" >&2; exit 2; }
-say() { echo "http_bench: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -165,48 +167,18 @@ fi
 case $syscalls in perf|none) ;; *) die "--syscalls: auto, perf or none" ;; esac
 
 "$HERE/http-peers/make_bodies.sh" "$WORK/ref"
-HZ=$(getconf CLK_TCK)
 
 # --- cleanup ----------------------------------------------------------------------------------
-live_pids=()
 cleanup() {
-	local p
-	for p in "${live_pids[@]}"; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p" 2>/dev/null || true; }
-	done
-	for p in "${live_pids[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
-		kill -0 "$p" 2>/dev/null && { kill -KILL "$p" 2>/dev/null || true; }
-	done
+	kill_live
 	if [[ -n ${HTTP_BENCH_KEEP:-} ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-forget_pid() {
-	local p keep=()
-	for p in "${live_pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	live_pids=("${keep[@]}")
-}
 
-next_port=$port_base
-port_free() { ! ss -Htan "sport = :$1" | grep -q .; }
 
 # resolve_cmd IDX -> sets srv_cmd and srv_port
-resolve_cmd() {
-	local cmd=${cmds[$1]}
-	if [[ $cmd == *"{port}"* ]]; then
-		while ! port_free "$next_port"; do next_port=$((next_port + 1)); done
-		srv_port=$next_port
-		next_port=$((next_port + 1))
-		srv_cmd=${cmd//\{port\}/$srv_port}
-	elif [[ $cmd =~ (--port[=[:space:]]+|-p[[:space:]]+)([0-9]+) ]]; then
-		srv_port=${BASH_REMATCH[2]}
-		srv_cmd=$cmd
-	else
-		die "cannot tell the port of '$cmd': put {port} or --port N in it"
-	fi
-}
 
 # tree PID: PID and its descendants, one a line
 tree() {
@@ -241,57 +213,12 @@ rss_kib() {
 	echo "$t"
 }
 
-# busy_ticks: busy clock ticks of the server's and the client's CPUs, from /proc/stat
-busy_ticks() {
-	awk -v a="cpu$server_cpu" -v b="cpu$client_cpu" \
-		'$1 == a || $1 == b { t += $2 + $3 + $4 + $7 + $8 } END { print t }' /proc/stat
-}
 
 # wait_for_quiet: until the two CPUs together are busy less than max_other (nothing of ours
 # runs now, apart from an idle server), for at most wait_quiet seconds
-wait_for_quiet() {
-	local t0 j0 j1 load=NA
-	[[ $wait_quiet -eq 0 ]] && return 0
-	t0=$SECONDS
-	while ((SECONDS - t0 < wait_quiet)); do
-		j0=$(busy_ticks)
-		sleep 0.5
-		j1=$(busy_ticks)
-		load=$(awk -v a="$j0" -v b="$j1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz / 0.5 }')
-		awk -v l="$load" -v m="$max_other" 'BEGIN { exit !(l <= m) }' && return 0
-	done
-	say "CPUs still busy ($load) after ${wait_quiet}s; measuring anyway"
-}
 
 # start_server IDX -> sets srv_pid (the server's own PID: taskset execs it)
-start_server() {
-	local log=$WORK/server.${names[$1]}.log argv
-	resolve_cmd "$1"
-	port_free "$srv_port" || die "port $srv_port is already in use"
-	eval "argv=($srv_cmd)"
-	taskset -c "$server_cpu" "${argv[@]}" >>"$log" 2>&1 &
-	srv_pid=$!
-	live_pids+=("$srv_pid")
-	for _ in $(seq 100); do
-		kill -0 "$srv_pid" 2>/dev/null || { cat "$log" >&2; die "server '$srv_cmd' exited at start"; }
-		ss -Hltn "sport = :$srv_port" | grep -q . && { sleep 0.2; return 0; }
-		sleep 0.05
-	done
-	die "server '$srv_cmd' does not listen on port $srv_port after 5 s"
-}
 
-stop_server() {
-	local pid=$1 rc=0
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then
-		say "server $pid ignored SIGTERM for 5 s, killing it"
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || rc=$?
-	forget_pid "$pid"
-	[[ $rc -eq 0 ]] || say "server $pid exited with status $rc"
-}
 
 # check_bodies NAME: the server sends the reference bytes for /json and /users (curl)
 failures=0

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * peer.h - what the two hand-written echo peers (epoll_echo.c, uring_naive_echo.c) share:
- * their command line, the descriptor limit, and the listening socket. Header-only: each
- * peer is one C file built on its own (Makefile).
+ * peer.h - what the hand-written peers (epoll_echo.c, uring_naive_echo.c, epoll_http.c)
+ * share: their command line, the descriptor limit, the listening socket, and for the epoll
+ * ones the signal set-up, accepting and the table of connections indexed by descriptor.
+ * Header-only: each peer is one C file built on its own (Makefile).
  */
 #ifndef GIONG_BENCH_PEER_H
 #define GIONG_BENCH_PEER_H
@@ -10,6 +11,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +53,10 @@ static inline void peer_raise_nofile(void)
 }
 
 /* A listening TCP socket on IPv4 @host:@port (SO_REUSEADDR, backlog SOMAXCONN), with
- * @sock_flags (SOCK_NONBLOCK, ...) and SOCK_CLOEXEC. Exits with a message naming @prog on
- * any failure. */
-static inline int peer_listen(const char *prog, const char *host, int port, int sock_flags)
+ * @sock_flags (SOCK_NONBLOCK, ...) and SOCK_CLOEXEC, and SO_REUSEPORT when @reuseport (as
+ * giong's and nginx's listeners have). Exits with a message naming @prog on any failure. */
+static inline int peer_listen(const char *prog, const char *host, int port, int sock_flags,
+			      int reuseport)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	int fd, one = 1;
@@ -63,11 +67,73 @@ static inline int peer_listen(const char *prog, const char *host, int port, int 
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
 		fprintf(stderr, "%s: listen on %s:%d: %s\n", prog, host, port, strerror(errno));
 		exit(1);
 	}
 	return fd;
+}
+
+/*
+ * SIGINT/SIGTERM call @handler and are blocked except inside a wait given *@waitmask
+ * (epoll_pwait), so a signal cannot slip in between the check of a stop flag and the
+ * wait; SIGPIPE is ignored (a peer gone mid-write is an EPIPE).
+ */
+static inline void peer_signals(void (*handler)(int), sigset_t *waitmask)
+{
+	struct sigaction sact = {.sa_handler = handler};
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGTERM);
+	sigaction(SIGINT, &sact, NULL);
+	sigaction(SIGTERM, &sact, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The next connection waiting on non-blocking @listen_fd, non-blocking itself and with
+ * TCP_NODELAY; -1 when none is left (an error other than EAGAIN is reported, naming
+ * @prog). */
+static inline int peer_accept(const char *prog, int listen_fd)
+{
+	for (;;) {
+		int one = 1, fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			return fd;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno != EAGAIN)
+			fprintf(stderr, "%s: accept: %s\n", prog, strerror(errno));
+		return -1;
+	}
+}
+
+/* Room in @tab, a table of *@cap entries of @elem bytes indexed by descriptor, for index
+ * @fd: the table (grown, the new entries zeroed, *@cap updated), or NULL without memory
+ * (@tab is then untouched). */
+static inline void *peer_fd_table_fit(void *tab, size_t *cap, size_t elem, int fd)
+{
+	size_t n = *cap;
+	char *p;
+
+	if ((size_t)fd < n)
+		return tab;
+	while (n <= (size_t)fd)
+		n *= 2;
+	p = realloc(tab, n * elem);
+	if (!p)
+		return NULL;
+	memset(p + *cap * elem, 0, (n - *cap) * elem);
+	*cap = n;
+	return p;
 }
 
 #endif /* GIONG_BENCH_PEER_H */

@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	if (sfd < 0)
 		die("signalfd", errno);
 
-	listen_fd = peer_listen("uring_naive_echo", host, port, 0);
+	listen_fd = peer_listen("uring_naive_echo", host, port, 0, 0);
 
 	/* A CQ twice the SQ: at most one operation per connection is in flight. */
 	p.flags = IORING_SETUP_CQSIZE;

@@ -1,0 +1,105 @@
+# bench/load/server_lib.sh - what the load benchmarks (echo_bench.sh, http_bench.sh) share:
+# starting and stopping the servers under test pinned to a CPU, their ports, the processes
+# left to end, and waiting for the machine to be quiet. Sourced, not run.
+#
+# The sourcing script sets: BENCH (its name, for messages), WORK (a scratch directory),
+# cmds[] and names[] (the servers' commands, {port} standing for the port, and names),
+# port_base, server_cpu, client_cpu, wait_quiet (seconds, 0: don't wait) and max_other
+# (the two CPUs' busy share, from 0 to 2, below which the machine counts as quiet).
+
+die() { echo "$BENCH: $*" >&2; exit 2; }
+say() { echo "$BENCH: $*" >&2; }
+
+HZ=$(getconf CLK_TCK)
+
+# The processes we started and have not reaped: ended (TERM, then KILL) by kill_live.
+live_pids=()
+kill_live() {
+	local p
+	for p in "${live_pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && { kill -TERM "$p" 2>/dev/null || true; }
+	done
+	for p in "${live_pids[@]}"; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+		kill -0 "$p" 2>/dev/null && { kill -KILL "$p" 2>/dev/null || true; }
+	done
+}
+
+forget_pid() {
+	local p keep=()
+	for p in "${live_pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	live_pids=("${keep[@]}")
+}
+
+port_free() { ! ss -Htan "sport = :$1" | grep -q .; }
+
+# resolve_cmd IDX -> sets srv_cmd and srv_port
+resolve_cmd() {
+	local cmd=${cmds[$1]}
+	: "${next_port:=$port_base}" # the options are read by now
+	if [[ $cmd == *"{port}"* ]]; then
+		while ! port_free "$next_port"; do next_port=$((next_port + 1)); done
+		srv_port=$next_port
+		next_port=$((next_port + 1))
+		srv_cmd=${cmd//\{port\}/$srv_port}
+	elif [[ $cmd =~ (--port[=[:space:]]+|-p[[:space:]]+)([0-9]+) ]]; then
+		srv_port=${BASH_REMATCH[2]}
+		srv_cmd=$cmd
+	else
+		die "cannot tell the port of '$cmd': put {port} or --port N in it"
+	fi
+}
+
+# start_server IDX -> sets srv_pid (the server's own PID: taskset execs it). Returns once
+# the port listens, and 0.2 s more (a server with several processes, nginx, forks its
+# worker after its master listens).
+start_server() {
+	local log=$WORK/server.${names[$1]}.log argv
+	resolve_cmd "$1"
+	port_free "$srv_port" || die "port $srv_port is already in use"
+	eval "argv=($srv_cmd)"
+	taskset -c "$server_cpu" "${argv[@]}" >>"$log" 2>&1 &
+	srv_pid=$!
+	live_pids+=("$srv_pid")
+	for _ in $(seq 100); do
+		kill -0 "$srv_pid" 2>/dev/null || { cat "$log" >&2; die "server '$srv_cmd' exited at start"; }
+		ss -Hltn "sport = :$srv_port" | grep -q . && { sleep 0.2; return 0; }
+		sleep 0.05
+	done
+	die "server '$srv_cmd' does not listen on port $srv_port after 5 s"
+}
+
+stop_server() {
+	local pid=$1 rc=0
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		say "server $pid ignored SIGTERM for 5 s, killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	forget_pid "$pid"
+	[[ $rc -eq 0 ]] || say "server $pid exited with status $rc"
+}
+
+# Busy ticks of the server's and the client's CPUs so far (/proc/stat).
+busy_ticks() {
+	awk -v a="cpu$server_cpu" -v b="cpu$client_cpu" \
+		'$1 == a || $1 == b { t += $2 + $3 + $4 + $7 + $8 } END { print t }' /proc/stat
+}
+
+# wait_for_quiet: until the two CPUs together are busy less than max_other (nothing of ours
+# runs now, apart from an idle server: it is all others' load), for at most wait_quiet s
+wait_for_quiet() {
+	local t0 j0 j1 load=NA
+	[[ $wait_quiet == 0 ]] && return 0
+	t0=$SECONDS
+	while ((SECONDS - t0 < ${wait_quiet%.*})); do
+		j0=$(busy_ticks)
+		sleep 0.5
+		j1=$(busy_ticks)
+		load=$(awk -v a="$j0" -v b="$j1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz / 0.5 }')
+		awk -v l="$load" -v m="$max_other" 'BEGIN { exit !(l <= m) }' && return 0
+	done
+	say "CPUs still busy ($load) after ${wait_quiet}s; measuring anyway"
+}
