@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "chunked.h"
+#include "token.h"
 
 enum {
 	C_SIZE0,   /* the first hex digit of a size */
@@ -31,13 +32,6 @@ static int hex(unsigned char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
-}
-
-static int is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return 1;
-	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 int giong__http_chunked_init(struct giong__http_chunked *c, const struct giong_http_limits *lim)
@@ -165,7 +159,7 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 		case C_TLINE:
 			if (ch == '\r')
 				c->state = C_END_LF;
-			else if (is_tchar(ch))
+			else if (giong__http_is_tchar(ch))
 				c->state = C_TNAME;
 			else
 				goto bad; /* obs-fold, whitespace, an empty name, a bare LF */
@@ -173,7 +167,7 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 		case C_TNAME:
 			if (ch == ':')
 				c->state = C_TVALUE;
-			else if (!is_tchar(ch))
+			else if (!giong__http_is_tchar(ch))
 				goto bad;
 			break;
 		case C_TVALUE:

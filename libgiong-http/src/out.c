@@ -8,6 +8,7 @@
 
 #include "date.h"
 #include "out.h"
+#include "token.h"
 
 void giong__http_out_init(struct giong__http_out *o, size_t max)
 {
@@ -93,20 +94,6 @@ int giong__http_out_status(struct giong__http_out *o, int status)
 	const void *p[] = {"HTTP/1.1 ", code, reason, "\r\n"};
 	size_t n[] = {9, 4, strlen(reason), 2};
 	return append_pieces(o, p, n, 4);
-}
-
-bool giong__http_is_token(const char *s, size_t n)
-{
-	if (!s || !n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c && strchr("!#$%&'*+-.^_`|~", c))))
-			return false;
-	}
-	return true;
 }
 
 bool giong__http_is_field_value(const char *s, size_t n)

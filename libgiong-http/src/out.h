@@ -47,8 +47,6 @@ int giong__http_out_content_length(struct giong__http_out *o, uint64_t n);
 /* "Date: <this second's IMF-fixdate>\r\n" (date.h: formatted once a second). */
 int giong__http_out_date(struct giong__http_out *o);
 
-/* Whether @s[0..n) is a token (RFC 9110 5.6.2): a valid field name or method. */
-bool giong__http_is_token(const char *s, size_t n);
 /* Whether @s[0..n) may be a field value as giong sends it: visible ASCII,
  * obs-text, SP and HTAB, no leading or trailing whitespace. */
 bool giong__http_is_field_value(const char *s, size_t n);

@@ -7,6 +7,7 @@
 #include <http_parser.h>
 
 #include "parse.h"
+#include "token.h"
 
 enum scan_state {
 	S_START = 0, /* before the request line: an empty line or a method */
@@ -26,13 +27,6 @@ enum scan_state {
 	S_END_LF, /* CR of the empty line seen */
 	S_DONE,
 };
-
-static bool is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && strchr("!#$%&'*+-.^_`|~", c);
-}
 
 static bool is_vchar(unsigned char c)
 {
@@ -117,7 +111,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				s->state = S_LEAD_LF;
 				break;
 			}
-			if (!is_tchar(c))
+			if (!giong__http_is_tchar(c))
 				return -400; /* whitespace or garbage before the method */
 			s->rl_start = i;
 			s->state = S_METHOD;
@@ -146,7 +140,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				if (c == ' ') {
 					s->method_len = i - s->rl_start;
 					s->state = S_TARGET0;
-				} else if (!is_tchar(c)) {
+				} else if (!giong__http_is_tchar(c)) {
 					return -400;
 				}
 				break;
@@ -201,7 +195,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				s->state = S_END_LF;
 				break;
 			}
-			if (!is_tchar(c))
+			if (!giong__http_is_tchar(c))
 				return -400; /* obs-fold, whitespace, an empty name, a bare LF */
 			if (s->nfields >= lim->fields)
 				return -431;
@@ -211,7 +205,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 		case S_NAME:
 			if (c == ':')
 				s->state = S_VALUE;
-			else if (!is_tchar(c))
+			else if (!giong__http_is_tchar(c))
 				return -400; /* SP or HTAB before the colon, a line with no colon */
 			break;
 		case S_VALUE:
@@ -324,7 +318,7 @@ static int te_element(const char *t, size_t len, void *arg)
 		return 0;
 	}
 	te->chunked_last = false;
-	while (n < len && is_tchar((unsigned char)t[n]))
+	while (n < len && giong__http_is_tchar((unsigned char)t[n]))
 		n++;
 	if (n == 0 || (n < len && !ows(t[n]) && t[n] != ';'))
 		te->malformed = true; /* not a transfer-coding at all */

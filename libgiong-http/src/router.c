@@ -14,6 +14,8 @@
 
 #include <giong/http/router.h>
 
+#include "token.h"
+
 #define PATTERN_MAX 4096
 
 enum seg_kind { SEG_LITERAL, SEG_PARAM, SEG_REST };
@@ -38,13 +40,6 @@ struct giong_http_router {
 	struct route *routes;
 	unsigned n, cap;
 };
-
-/* RFC 9110 5.6.2 tchar. */
-static bool is_tchar(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
 
 int giong_http_router_new(struct giong_http_router **ret)
 {
@@ -126,7 +121,7 @@ int giong_http_router_add(struct giong_http_router *r, const char *method, const
 		if (!*method)
 			return -EINVAL;
 		for (const char *c = method; *c; c++)
-			if (!is_tchar((unsigned char)*c))
+			if (!giong__http_is_tchar((unsigned char)*c))
 				return -EINVAL;
 	}
 	for (unsigned i = 0; i < r->n; i++) {

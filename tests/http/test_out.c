@@ -9,6 +9,7 @@
 
 #include "date.h"
 #include "out.h"
+#include "token.h"
 
 #define OUT_EQ(o, s)                                                                               \
 	do {                                                                                       \
