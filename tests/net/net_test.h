@@ -86,6 +86,28 @@ static inline int nt_listener_port(const struct giong_listener *l)
 	return giong_addr_port(&a);
 }
 
+/* A connected TCP pair of giong streams through a fresh listener (closed again).
+ * Returns 0, or the failing call's -errno (nothing is left open then). In a task. */
+static inline int nt_tcp_pair(struct giong_stream **c, struct giong_stream **s)
+{
+	struct giong_listener *l;
+	char addr[64];
+	int r;
+
+	r = giong_tcp_listen("127.0.0.1:0", NULL, &l);
+	if (r)
+		return r;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", nt_listener_port(l));
+	r = giong_tcp_connect(addr, c);
+	if (!r) {
+		r = giong_tcp_accept(l, s);
+		if (r)
+			giong_stream_close(*c);
+	}
+	giong_listener_close(l);
+	return r;
+}
+
 /* A plain TCP socket bound to 127.0.0.1:@port (0: any); @listen_backlog < 0:
  * bound only. Stores the port in *@port_out. Returns the fd or -errno. */
 static inline int nt_plain_bind(int port, int listen_backlog, int *port_out)

@@ -190,27 +190,6 @@ static ssize_t xs_read_ahead(struct xs *x)
 	return x->ahead ? 0 : giong_stream_recv(x->base.lower, &x->ahead);
 }
 
-/* A connected TCP pair through a fresh listener (closed again). */
-static int tcp_pair(struct giong_stream **c, struct giong_stream **s)
-{
-	struct giong_listener *l;
-	char addr[64];
-	int r;
-
-	r = giong_tcp_listen("127.0.0.1:0", NULL, &l);
-	if (r)
-		return r;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", nt_listener_port(l));
-	r = giong_tcp_connect(addr, c);
-	if (!r) {
-		r = giong_tcp_accept(l, s);
-		if (r)
-			giong_stream_close(*c);
-	}
-	giong_listener_close(l);
-	return r;
-}
-
 static void xor_buf(unsigned char *p, size_t n, unsigned char key)
 {
 	for (size_t i = 0; i < n; i++)
@@ -270,7 +249,7 @@ static void thru_main(unsigned w, void *arg)
 
 	(void)w;
 	t->bad = t->bad_back = -1;
-	if (!buf || tcp_pair(&c, &s) || !(x = xs_new(s, 0x5a, &t->closes))) {
+	if (!buf || nt_tcp_pair(&c, &s) || !(x = xs_new(s, 0x5a, &t->closes))) {
 		t->setup = 1;
 		free(buf);
 		return;
@@ -328,7 +307,7 @@ static void thru_main(unsigned w, void *arg)
 	giong_stream_close(c);
 
 	/* Three deep: xor over xor over TCP, closed from the top. */
-	if (tcp_pair(&c, &s) || !(x = xs_new(s, 0x11, &t->closes3)) ||
+	if (nt_tcp_pair(&c, &s) || !(x = xs_new(s, 0x11, &t->closes3)) ||
 	    !(x2 = xs_new(&x->base, 0x22, &t->closes3))) {
 		t->setup = 2;
 		free(buf);
@@ -405,7 +384,7 @@ static void keep_main(unsigned w, void *arg)
 	struct xs *x, *mid, *top;
 
 	(void)w;
-	if (tcp_pair(&c, &s) || !(x = xs_new(s, 0x33, &k->closes))) {
+	if (nt_tcp_pair(&c, &s) || !(x = xs_new(s, 0x33, &k->closes))) {
 		k->setup = 1;
 		return;
 	}
@@ -495,7 +474,7 @@ static void dry_main(unsigned w, void *arg)
 	(void)w;
 	d->bad = -1;
 	for (int i = 0; i < DRY_CONNS; i++)
-		if (tcp_pair(&c[i], &s[i])) {
+		if (nt_tcp_pair(&c[i], &s[i])) {
 			d->setup = 1;
 			return;
 		}
@@ -654,7 +633,7 @@ static void bad_main(unsigned w, void *arg)
 	r->peer_loop = giong_stream_peer_addr(&loop, &a);
 	r->close_loop = giong_stream_close(&loop);
 
-	if (tcp_pair(&c, &s)) {
+	if (nt_tcp_pair(&c, &s)) {
 		r->setup = 1;
 		return;
 	}
@@ -808,7 +787,7 @@ static void hb_main(unsigned w, void *arg)
 	h->commit_null = (int)giong_recvbuf_commit(NULL, 1);
 
 	/* A pool buffer is the kernel's to fill. */
-	if (tcp_pair(&c, &s)) {
+	if (nt_tcp_pair(&c, &s)) {
 		h->pool_setup = 1;
 		return;
 	}

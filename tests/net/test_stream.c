@@ -17,27 +17,6 @@
 
 #include "net_test.h"
 
-/* A connected TCP pair through a fresh listener (closed again). */
-static int tcp_pair(struct giong_stream **c, struct giong_stream **s)
-{
-	struct giong_listener *l;
-	char addr[64];
-	int r;
-
-	r = giong_tcp_listen("127.0.0.1:0", NULL, &l);
-	if (r)
-		return r;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", nt_listener_port(l));
-	r = giong_tcp_connect(addr, c);
-	if (!r) {
-		r = giong_tcp_accept(l, s);
-		if (r)
-			giong_stream_close(*c);
-	}
-	giong_listener_close(l);
-	return r;
-}
-
 /* --------------------------------------------------------------- vtable */
 
 struct vt {
@@ -60,7 +39,7 @@ static void vt_main(unsigned w, void *arg)
 	struct iovec iov[4] = {{"one ", 4}, {"", 0}, {"two ", 4}, {"three", 5}};
 
 	(void)w;
-	v->pair_ret = tcp_pair(&c, &s);
+	v->pair_ret = nt_tcp_pair(&c, &s);
 	if (v->pair_ret)
 		return;
 	v->kind_c = giong_stream_kind(c);
@@ -536,7 +515,7 @@ static void closepark_main(unsigned w, void *arg)
 	struct giong_task *t[4];
 
 	(void)w;
-	if (tcp_pair(&c1, &s1) || tcp_pair(&c2, &s2) || tcp_pair(&c3, &s3) ||
+	if (nt_tcp_pair(&c1, &s1) || nt_tcp_pair(&c2, &s2) || nt_tcp_pair(&c3, &s3) ||
 	    giong_tcp_listen("127.0.0.1:0", NULL, &l)) {
 		cp->setup_err = 1;
 		return;
@@ -656,8 +635,8 @@ static void teardown_main(unsigned w, void *arg)
 	struct giong_listener *l;
 
 	(void)w;
-	if (tcp_pair(&c1, &s1) || tcp_pair(&c2, &s2) || tcp_pair(&c3, &s3) || tcp_pair(&c4, &s4) ||
-	    giong_tcp_listen("127.0.0.1:0", NULL, &l)) {
+	if (nt_tcp_pair(&c1, &s1) || nt_tcp_pair(&c2, &s2) || nt_tcp_pair(&c3, &s3) ||
+	    nt_tcp_pair(&c4, &s4) || giong_tcp_listen("127.0.0.1:0", NULL, &l)) {
 		td->setup_err = 1;
 		return;
 	}
