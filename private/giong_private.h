@@ -37,12 +37,6 @@ static inline bool giong__list_empty(const struct giong__list *l)
 	return l->first == NULL;
 }
 
-/* Whether @n is linked on @l (O(1): a node is on one list at a time). */
-static inline bool giong__list_linked(const struct giong__list *l, const struct giong__list_node *n)
-{
-	return n->prev != NULL || l->first == n;
-}
-
 static inline void giong__list_push_back(struct giong__list *l, struct giong__list_node *n)
 {
 	n->next = NULL;
