@@ -320,6 +320,8 @@ static intptr_t open_fifo_for_writing(void *arg)
 	struct io_uring_sqe *sqe = giong_sqe();
 	int r;
 
+	/* b->link is the test's, alive past the runtime: it outlasts the open's
+	 * completion, which giong_io() awaits (cancelled or not). */
 	io_uring_prep_openat(sqe, AT_FDCWD, b->link, O_WRONLY | O_CLOEXEC, 0);
 	r = giong_io(sqe);
 	if (r >= 0)

@@ -108,26 +108,36 @@ static int wait_for(struct io_uring *ring, uint64_t user_data, int ms)
 static void *probe_thread(void *arg)
 {
 	struct probe *p = arg;
-	char path[256], fifo[300], link[64], buf[4096] = {0};
-	struct statx stx;
+	/* What the operation lends the kernel (the buffer, the statx record, the
+	 * paths) is on the heap: freed once its completion came, leaked on purpose
+	 * if it did not within the wait (the kernel may still write it). */
+	struct lent {
+		char path[256], fifo[300], link[64], buf[4096];
+		struct statx stx;
+	} *m = calloc(1, sizeof(*m));
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	int fd = -1, fifo_fd = -1, sv[2] = {-1, -1};
 
-	if (snprintf(path, sizeof(path), "%s/giong-ring-info-%d", p->dir, (int)getpid()) >=
-	    (int)sizeof(path)) {
-		p->err = -ENAMETOOLONG;
+	if (!m) {
+		p->err = -ENOMEM;
 		return NULL;
 	}
-	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) || fsync(fd)) {
+	if (snprintf(m->path, sizeof(m->path), "%s/giong-ring-info-%d", p->dir, (int)getpid()) >=
+	    (int)sizeof(m->path)) {
+		p->err = -ENAMETOOLONG;
+		free(m);
+		return NULL;
+	}
+	snprintf(m->fifo, sizeof(m->fifo), "%s.fifo", m->path);
+	fd = open(m->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, m->buf, sizeof(m->buf)) != (ssize_t)sizeof(m->buf) || fsync(fd)) {
 		p->err = -errno;
 		goto out;
 	}
 	if (p->kind == READ_UNCACHED)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (p->kind == READ_CACHED && pread(fd, buf, sizeof(buf), 0) < 0) {
+	if (p->kind == READ_CACHED && pread(fd, m->buf, sizeof(m->buf), 0) < 0) {
 		p->err = -errno;
 		goto out;
 	}
@@ -139,40 +149,40 @@ static void *probe_thread(void *arg)
 	 * lookup is never cached, so the open cannot be tried inline; opened
 	 * for writing with no reader, it blocks. */
 	if (p->kind == OPEN_FIFO_CANCELLED) {
-		if (mkfifo(fifo, 0600) || (fifo_fd = open(fifo, O_PATH | O_CLOEXEC)) < 0) {
+		if (mkfifo(m->fifo, 0600) || (fifo_fd = open(m->fifo, O_PATH | O_CLOEXEC)) < 0) {
 			p->err = -errno;
 			goto out;
 		}
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fifo_fd);
+		snprintf(m->link, sizeof(m->link), "/proc/self/fd/%d", fifo_fd);
 	}
 	p->err = io_uring_queue_init(8, &ring, 0);
 	if (p->err)
 		goto out;
 	sqe = io_uring_get_sqe(&ring);
-	/* Every buffer and path below lives on this thread's stack until the
-	 * completion has been reaped (or the ring torn down) before return. */
+	/* m's buffer, record and paths are the kernel's until the completion
+	 * (see m above). */
 	switch (p->kind) {
 	case READ_CACHED:
 	case READ_UNCACHED:
-		io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+		io_uring_prep_read(sqe, fd, m->buf, sizeof(m->buf), 0);
 		break;
 	case WRITE_BUFFERED:
-		io_uring_prep_write(sqe, fd, buf, sizeof(buf), sizeof(buf));
+		io_uring_prep_write(sqe, fd, m->buf, sizeof(m->buf), sizeof(m->buf));
 		break;
 	case FSYNC:
 		io_uring_prep_fsync(sqe, fd, 0);
 		break;
 	case OPEN_CACHED:
-		io_uring_prep_openat(sqe, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+		io_uring_prep_openat(sqe, AT_FDCWD, m->path, O_RDONLY | O_CLOEXEC, 0);
 		break;
 	case STATX:
-		io_uring_prep_statx(sqe, AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx);
+		io_uring_prep_statx(sqe, AT_FDCWD, m->path, 0, STATX_BASIC_STATS, &m->stx);
 		break;
 	case RECV_EMPTY:
-		io_uring_prep_recv(sqe, sv[0], buf, sizeof(buf), 0);
+		io_uring_prep_recv(sqe, sv[0], m->buf, sizeof(m->buf), 0);
 		break;
 	case OPEN_FIFO_CANCELLED:
-		io_uring_prep_openat(sqe, AT_FDCWD, link, O_WRONLY | O_CLOEXEC, 0);
+		io_uring_prep_openat(sqe, AT_FDCWD, m->link, O_WRONLY | O_CLOEXEC, 0);
 		break;
 	case CLOSE:
 		io_uring_prep_close(sqe, dup(fd));
@@ -206,8 +216,10 @@ out:
 		close(sv[0]);
 		close(sv[1]);
 	}
-	unlink(path);
-	unlink(fifo);
+	unlink(m->path);
+	unlink(m->fifo);
+	if (p->res != -ETIME)
+		free(m);
 	return NULL;
 }
 
