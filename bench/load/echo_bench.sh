@@ -56,7 +56,6 @@ syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 client_threads=1 port_base=73
 baseline=epoll peers=1 raw_out="" retries=2 max_other=0.2 wait_quiet=0 rate=0
 names=() cmds=()
 
-
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--server) [[ $# -ge 2 ]] || die "--server needs a command"; cmds+=("$2"); names+=(""); shift 2 ;;

@@ -180,15 +180,7 @@ int main(int argc, char **argv)
 
 	listen_fd = peer_listen("epoll_echo", host, port, SOCK_NONBLOCK, 0);
 
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		die("epoll_create1");
-	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) < 0)
-			die("epoll_ctl");
-	}
+	epfd = peer_epoll("epoll_echo", listen_fd);
 
 	while (!stop_requested) {
 		int n = epoll_pwait(epfd, events, MAX_EVENTS, -1, &waitmask);

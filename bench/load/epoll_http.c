@@ -650,15 +650,7 @@ int main(int argc, char **argv)
 
 	listen_fd = peer_listen("epoll_http", host, port, SOCK_NONBLOCK, 1);
 
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		die("epoll_create1");
-	{
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) < 0)
-			die("epoll_ctl");
-	}
+	epfd = peer_epoll("epoll_http", listen_fd);
 
 	while (!stop_requested) {
 		int n = epoll_pwait(epfd, events, MAX_EVENTS, -1, &waitmask);

@@ -68,7 +68,6 @@ port_base=7400 baseline=epoll peers=1 peer_list="epoll nginx h2o" raw_out="" ret
 max_other=0.2 wait_quiet=0
 names=() cmds=()
 
-
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--server) [[ $# -ge 2 ]] || die "--server needs a command"; cmds+=("$2"); names+=(""); shift 2 ;;

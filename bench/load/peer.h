@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 /* "[--port] PORT [--host ADDR]" (host default 127.0.0.1); prints the usage and exits 2
@@ -134,6 +135,20 @@ static inline void *peer_fd_table_fit(void *tab, size_t *cap, size_t elem, int f
 	memset(p + *cap * elem, 0, (n - *cap) * elem);
 	*cap = n;
 	return p;
+}
+
+/* An epoll instance watching @listen_fd for connections (its events carry a NULL
+ * data.ptr, which tells them from a connection's). Exits naming @prog on failure. */
+static inline int peer_epoll(const char *prog, int listen_fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) < 0) {
+		fprintf(stderr, "%s: epoll: %s\n", prog, strerror(errno));
+		exit(1);
+	}
+	return epfd;
 }
 
 #endif /* GIONG_BENCH_PEER_H */
