@@ -222,6 +222,59 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 	return n;
 }
 
+/* The end of a send started by sock_send_start(), from its completion. */
+static void send_done(void *ctx, int res, unsigned flags)
+{
+	struct giong_stream_send *req = ctx;
+	struct giong__sock *s = to_sock(req->_stream);
+
+	(void)flags;
+	s->writing = false;
+	req->_stream = NULL;
+	giong_waitq_wake_one(&s->write_wait, 0);
+	/* Still busy through the callback: it may close the stream, which must
+	 * then not be freed until we are done with it. */
+	req->done(req, res);
+	sock_leave(s);
+}
+
+static int sock_send_start(struct giong_stream *st, struct giong_stream_send *req,
+			   const struct iovec *iov, int niov)
+{
+	struct giong__sock *s = to_sock(st);
+	struct io_uring_sqe *sqe;
+	int r;
+
+	if ((r = giong__owner_check(s->owner)))
+		return r;
+	if (s->closing)
+		return -EBADF;
+	if (s->writing)
+		return -EBUSY;
+	if (!(sqe = giong_sqe()))
+		return -EBUSY;
+	req->_stream = st;
+	if (niov == 1) {
+		/* The caller's bytes are lent to the kernel until send_done. */
+		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
+				   MSG_NOSIGNAL | MSG_WAITALL);
+	} else {
+		/* req->_mh, the caller's iov array and its bytes are lent to the
+		 * kernel until send_done (the caller's promise, stream.h). */
+		memset(&req->_mh, 0, sizeof(req->_mh));
+		req->_mh.msg_iov = (struct iovec *)iov;
+		req->_mh.msg_iovlen = (size_t)niov;
+		io_uring_prep_sendmsg(sqe, s->fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
+	}
+	if ((r = giong_op_start(sqe, send_done, req, NULL))) {
+		req->_stream = NULL;
+		return r; /* the SQE was discarded: nothing started */
+	}
+	s->writing = true;
+	s->busy++;
+	return 0;
+}
+
 static int sock_shutdown(struct giong_stream *st, int how)
 {
 	struct giong__sock *s = to_sock(st);
@@ -339,6 +392,7 @@ const struct giong_stream_ops giong__net_tcp_ops = {
 	.close = sock_close,
 	.set_on_readable = sock_on_readable,
 	.fd = sock_fd,
+	.send_start = sock_send_start,
 };
 
 const struct giong_stream_ops giong__net_unix_ops = {
@@ -350,6 +404,7 @@ const struct giong_stream_ops giong__net_unix_ops = {
 	.close = sock_close,
 	.set_on_readable = sock_on_readable,
 	.fd = sock_fd,
+	.send_start = sock_send_start,
 };
 
 int giong__net_sock_connect(int family, const struct sockaddr *sa, socklen_t len,

@@ -77,6 +77,23 @@ ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf, size_t l
 	return (ssize_t)len;
 }
 
+int giong_stream_send_start(struct giong_stream *s, struct giong_stream_send *req,
+			    const struct iovec *iov, int n)
+{
+	size_t total = 0;
+
+	if (!s || !s->ops || !req || !req->done || !iov || n <= 0 || n > IOV_MAX)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (iov[i].iov_len > (size_t)INT_MAX - total)
+			return -EINVAL; /* one send reports its count as an int */
+		total += iov[i].iov_len;
+	}
+	if (!s->ops->send_start)
+		return -ENOTSUP;
+	return s->ops->send_start(s, req, iov, n);
+}
+
 int giong_stream_shutdown(struct giong_stream *s, int how)
 {
 	if (!s || !s->ops)

@@ -65,6 +65,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -75,6 +76,7 @@ GIONG_BEGIN_DECLS
 
 struct giong_recvbuf;
 struct giong_stream;
+struct giong_stream_send;
 
 /* Flags of giong_stream_ops.writev. */
 enum {
@@ -106,6 +108,9 @@ struct giong_stream_ops {
 			       void *ctx); /* optional: NULL */
 	/* optional: NULL (or -ENOTSUP) asks s->lower */
 	int (*fd)(const struct giong_stream *s);
+	/* optional: NULL gives -ENOTSUP (see giong_stream_send_start()) */
+	int (*send_start)(struct giong_stream *s, struct giong_stream_send *req,
+			  const struct iovec *iov, int n);
 };
 
 /*
@@ -155,6 +160,42 @@ GIONG_API ssize_t giong_stream_writev(struct giong_stream *s, const struct iovec
  * Returns @len (0 for a zero @len, whatever @buf), or -errno (an unknown
  * part may have been sent then). May suspend. Owner worker only. */
 GIONG_API ssize_t giong_stream_write_all(struct giong_stream *s, const void *buf, size_t len);
+
+/*
+ * A send that runs without a task waiting for it (giong_stream_send_start()).
+ * The caller owns the struct and sets @done (and @data if it likes); the
+ * rest is the stream's while the send is in flight.
+ */
+struct giong_stream_send {
+	/* Called once, on the worker and outside any task, when the send is over:
+	 * @res is the byte count sent (all of it, unless the connection failed
+	 * part way: then fewer) or -errno (-ECANCELED when the stream was closed
+	 * first, -EPIPE, -ECONNRESET). May close the stream, and may start the
+	 * next send. Must not park. */
+	void (*done)(struct giong_stream_send *req, ssize_t res);
+	void *data; /* the caller's; giong never touches it */
+	/* private to the stream while the send is in flight */
+	struct giong_stream *_stream;
+	struct msghdr _mh;
+};
+
+/*
+ * giong_stream_send_start() - send all of @n buffers without waiting: the
+ * send enters the kernel with the rest of the tick and @req->done reports it.
+ * Ownership: @req, the @iov array and the bytes it points to are lent to the
+ * kernel from this call until @req->done is called (a close of the stream
+ * cancels the send; the lending still ends only at @done). At most one send
+ * is in flight per stream, and writes from tasks (giong_stream_write*())
+ * wait until it is over, so bytes never interleave. Returns 0 (@done will be
+ * called), or -errno having started nothing (@done will not be called):
+ * -EINVAL (NULL @s, @req, @req->done or @iov; @n not in 1..IOV_MAX; a total
+ * over INT_MAX), -EBUSY (a send or a task's write is in flight), -ENOTSUP
+ * (a stream that cannot: write from a task instead), -EBADF after close,
+ * GIONG_ESHUTDOWN while the worker drains, GIONG_ENOTWORKER / -EPERM off the
+ * owner worker. Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_send_start(struct giong_stream *s, struct giong_stream_send *req,
+				      const struct iovec *iov, int n);
 
 /* giong_stream_shutdown() - shut down reading (SHUT_RD), writing (SHUT_WR:
  * the peer reads end of stream) or both. Returns 0 or -errno. May suspend.
