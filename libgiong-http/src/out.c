@@ -47,6 +47,16 @@ static int reserve(struct giong__http_out *o, size_t n)
 	return 0;
 }
 
+int giong__http_out_grow(struct giong__http_out *o, size_t n, char **tail)
+{
+	int err = reserve(o, n);
+
+	if (err)
+		return err;
+	*tail = o->data + o->len;
+	return 0;
+}
+
 int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n)
 {
 	int err;

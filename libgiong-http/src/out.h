@@ -36,6 +36,9 @@ static inline void giong__http_out_clear(struct giong__http_out *o)
 
 /* Append @n bytes. 0, -E2BIG (past max; nothing appended), -ENOMEM. */
 int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n);
+/* Room for @n more bytes at *@tail (o->len is not moved: add what was
+ * written to it). 0, -E2BIG, -ENOMEM. */
+int giong__http_out_grow(struct giong__http_out *o, size_t n, char **tail);
 /* "HTTP/1.1 <status> <reason>\r\n". -EINVAL for a status outside 100..599. */
 int giong__http_out_status(struct giong__http_out *o, int status);
 /* "<name>: <value>\r\n" after checking both (see the top). -EINVAL for a bad

@@ -13,9 +13,12 @@
 
 #include "parse.h"
 
+struct giong__http_frame;
+
 struct giong_http_request {
 	struct giong__http_head head; /* head.fields points at the connection's array */
 	struct giong_http_route_match route;
+	struct giong__http_frame *frame; /* the connection's, while a handler runs; else NULL */
 };
 
 #endif /* GIONG_HTTP_REQUEST_INTERNAL_H */

@@ -11,7 +11,9 @@
 #include <giong/http/limits.h>
 #include <giong/http/method.h>
 #include <giong/http/request.h>
+#include <giong/http/response.h>
 #include <giong/http/router.h>
+#include <giong/http/server.h>
 #include <giong/http/status.h>
 
 #endif /* GIONG_HTTP_H */

@@ -14,6 +14,8 @@
 #define GIONG_HTTP_REQUEST_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <giong/core/api.h>
 #include <giong/http/method.h>
@@ -79,6 +81,43 @@ GIONG_API int giong_http_request_header_at(const struct giong_http_request *r, u
  * the route has no such capture. */
 GIONG_API const char *giong_http_request_param(const struct giong_http_request *r, const char *name,
 					       size_t *len);
+
+/*
+ * The body. Read it whole with giong_http_request_body(), or in pieces with
+ * giong_http_request_read() (not both); either way it is de-chunked, bounded
+ * by the body limit, and read under the body deadline (from the end of the
+ * head). A client that sent "Expect: 100-continue" gets its 100 Continue at
+ * the first of these calls, not before: a handler that answers without
+ * reading saves the client the upload. A body the handler did not read is
+ * read and dropped after it returns (or the connection closed, when that
+ * would cost more than a response).
+ *
+ * Errors a handler may return as they are, and what the client then gets
+ * (the connection is closed after each): -EMSGSIZE (the body limit: 413),
+ * -ETIMEDOUT (the body deadline: 408), -EBADMSG (a malformed chunked body:
+ * 400). Also -ECONNRESET or -EPIPE (the client is gone), -EALREADY (read()
+ * after body(), or the reverse), -ENOMEM, -EINVAL (NULL arguments).
+ */
+
+/*
+ * giong_http_request_body() - the whole body: its length (0 for none) with
+ * *@data pointing to it (memory the library owns until the handler
+ * returns; *@data is non-NULL even for 0), or -errno (above). Calling it
+ * again returns the same body. May suspend.
+ */
+GIONG_API ssize_t giong_http_request_body(struct giong_http_request *r, const void **data);
+
+/*
+ * giong_http_request_read() - up to @len next bytes of the body into @buf:
+ * the count, 0 at the body's end (and on every later call), or -errno
+ * (above). May suspend.
+ */
+GIONG_API ssize_t giong_http_request_read(struct giong_http_request *r, void *buf, size_t len);
+
+/* giong_http_request_content_length() - the Content-Length sent (0 when
+ * there is no body), or -1 for a chunked body (its length is known only at
+ * its end); -EINVAL for NULL. */
+GIONG_API int64_t giong_http_request_content_length(const struct giong_http_request *r);
 
 GIONG_END_DECLS
 

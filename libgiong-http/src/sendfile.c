@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sendfile.c - a response body from an open file (giong_http_response_sendfile()),
+ * through core's operation layer (http links core and net only, not fs):
+ *  - a small body is read straight into the batch and leaves with it;
+ *  - to a plain socket, a larger one is spliced: file -> pipe -> socket, so
+ *    the bytes go from the page cache to the socket without a copy through
+ *    user space; the pipes are the worker's, kept for reuse while empty;
+ *  - to any other stream (TLS), read into a buffer and written through it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+
+/* What one splice into the pipe moves: the default pipe size. */
+#define SPLICE_CHUNK (64u * 1024)
+/* The read buffer for streams that cannot splice. */
+#define READ_CHUNK (64u * 1024)
+
+static int file_read(int fd, void *buf, size_t len, uint64_t off)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (!sqe)
+		return -EBUSY;
+	/* @buf is lent to the kernel until giong_io returns. */
+	io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
+	return giong_io(sqe);
+}
+
+static int splice_once(int in, int64_t off_in, int out, unsigned len)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_splice(sqe, in, off_in, out, -1, len, 0);
+	return giong_io(sqe);
+}
+
+/* A pipe of the worker's (blocking: a splice that must wait is the
+ * kernel's worker thread's to wait in, not a retry loop's), or -errno. */
+static int pipe_get(struct giong__http_worker *w, int p[2])
+{
+	if (w->npipes) {
+		w->npipes--;
+		p[0] = w->pipes[w->npipes][0];
+		p[1] = w->pipes[w->npipes][1];
+		return 0;
+	}
+	return pipe2(p, O_CLOEXEC) ? -errno : 0;
+}
+
+/* Back to the worker if empty (@clean), else closed: bytes left in a pipe
+ * would be the next response's. */
+static void pipe_put(struct giong__http_worker *w, int p[2], bool clean)
+{
+	if (clean && w->npipes < sizeof(w->pipes) / sizeof(w->pipes[0])) {
+		w->pipes[w->npipes][0] = p[0];
+		w->pipes[w->npipes][1] = p[1];
+		w->npipes++;
+		return;
+	}
+	close(p[0]);
+	close(p[1]);
+}
+
+static int by_splice(struct giong__http_frame *f, int sock, int fd, uint64_t off, uint64_t len)
+{
+	uint64_t saved = giong_deadline_in(f->c->w->srv->limits.write_timeout_ms);
+	int p[2], r = 0;
+	bool clean = true;
+
+	if ((r = pipe_get(f->c->w, p))) {
+		giong_deadline_restore(saved);
+		return r;
+	}
+	while (len && r == 0) {
+		unsigned want = len < SPLICE_CHUNK ? (unsigned)len : SPLICE_CHUNK;
+		int in = splice_once(fd, (int64_t)off, p[1], want);
+
+		if (in <= 0) {
+			r = in ? in : -EIO; /* 0: the file ended before len */
+			break;
+		}
+		clean = false;
+		for (int moved = 0; moved < in && r == 0;) {
+			int n = splice_once(p[0], -1, sock, (unsigned)(in - moved));
+
+			if (n <= 0)
+				r = n ? n : -EPIPE;
+			else
+				moved += n;
+		}
+		if (r == 0)
+			clean = true;
+		off += (uint64_t)in;
+		len -= (uint64_t)in;
+	}
+	pipe_put(f->c->w, p, clean);
+	giong_deadline_restore(saved);
+	if (r == -ETIMEDOUT)
+		f->c->w->stats.write_timeouts++;
+	return r;
+}
+
+static int by_reads(struct giong__http_frame *f, int fd, uint64_t off, uint64_t len)
+{
+	char *buf = malloc(len < READ_CHUNK ? (size_t)len : READ_CHUNK);
+	int r = buf ? 0 : -ENOMEM;
+
+	while (len && r == 0) {
+		size_t want = len < READ_CHUNK ? (size_t)len : READ_CHUNK;
+		int n = file_read(fd, buf, want, off);
+
+		if (n <= 0) {
+			r = n ? n : -EIO;
+			break;
+		}
+		struct iovec iov = {buf, (size_t)n};
+		r = giong__http_frame_write(f, &iov, 1);
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	free(buf);
+	return r;
+}
+
+/* Whether @s is a socket stream itself (not TLS over one): then the bytes
+ * may go to its descriptor as they are. */
+static int plain_socket(const struct giong_stream *s)
+{
+	const char *kind = giong_stream_kind(s);
+
+	if (s->lower || (strcmp(kind, "tcp") && strcmp(kind, "unix")))
+		return -1;
+	return giong_stream_fd(s);
+}
+
+int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_t len)
+{
+	struct giong__http_out *o;
+	int sock, r;
+
+	if (len <= GIONG__HTTP_COPY_MAX) {
+		/* Into the batch: it is not in flight after reserve, and the
+		 * read's target is lent to the kernel until giong_io returns. */
+		if ((r = giong__http_frame_reserve(f, (size_t)len)))
+			return r;
+		o = &f->c->batch->out;
+		for (uint64_t got = 0; got < len;) {
+			char *dst;
+
+			if ((r = giong__http_out_grow(o, (size_t)(len - got), &dst)))
+				return r;
+			r = file_read(fd, dst, (size_t)(len - got), (uint64_t)off + got);
+			if (r <= 0) {
+				f->c->broken = true; /* the head promised len bytes */
+				return r ? r : -EIO;
+			}
+			o->len += (size_t)r;
+			got += (uint64_t)r;
+		}
+		return 0;
+	}
+	sock = plain_socket(f->c->s);
+	/* What is queued goes first, then the file's bytes. */
+	if ((r = giong__http_frame_write(f, NULL, 0)))
+		return r;
+	r = sock >= 0 ? by_splice(f, sock, fd, (uint64_t)off, len)
+		      : by_reads(f, fd, (uint64_t)off, len);
+	if (r)
+		f->c->broken = true;
+	return r;
+}

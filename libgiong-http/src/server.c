@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.c - the server (giong/http/server.h): its settings, each worker's
+ * share of it, the accept loop, and the sweeper that ends idle connections.
+ *
+ * Keep-alive expiry is two lists per worker, not a timer per connection: a
+ * connection parks at the tail of the idle list (or the draining one, while
+ * its last batch is in flight), every entry of one list has the same
+ * timeout, so each list is in expiry order and the sweeper only ever looks
+ * at their heads. Parking and unparking cost two pointer writes and no
+ * timer; the sweeper is one task per worker, asleep until the first expiry.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+
+int giong_http_server_new(const struct giong_http_router *router,
+			  const struct giong_http_server_options *opts,
+			  struct giong_http_server **ret)
+{
+	struct giong_http_server *srv;
+
+	if (!router || !ret)
+		return -EINVAL;
+	*ret = NULL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->router = router;
+	giong_http_limits_init(&srv->limits);
+	if (opts && opts->limits)
+		srv->limits = *opts->limits;
+	if (giong_http_limits_check(&srv->limits)) {
+		free(srv);
+		return -EINVAL;
+	}
+	if (opts && opts->server_name) {
+		size_t n = strlen(opts->server_name);
+
+		if (!n || !giong__http_is_field_value(opts->server_name, n) ||
+		    !(srv->server_name = strdup(opts->server_name))) {
+			free(srv);
+			return n && giong__http_is_field_value(opts->server_name, n) ? -ENOMEM
+										     : -EINVAL;
+		}
+		srv->server_name_len = n;
+	}
+	if (opts) {
+		srv->wrap = opts->wrap;
+		srv->wrap_ctx = opts->wrap_ctx;
+		srv->log = opts->log;
+		srv->log_ctx = opts->log_ctx;
+	}
+	*ret = srv;
+	return 0;
+}
+
+static void worker_free(struct giong__http_worker *w)
+{
+	struct giong__http_batch *b;
+
+	while ((b = giong__list_entry(giong__list_pop_front(&w->batches), struct giong__http_batch,
+				      link))) {
+		giong__http_out_free(&b->out);
+		free(b);
+	}
+	for (unsigned i = 0; i < w->npipes; i++) {
+		close(w->pipes[i][0]);
+		close(w->pipes[i][1]);
+	}
+	free(w);
+}
+
+int giong_http_server_free(struct giong_http_server *srv)
+{
+	struct giong__http_workers *ws;
+
+	if (!srv)
+		return 0;
+	ws = atomic_load(&srv->workers);
+	for (unsigned i = 0; ws && i < ws->n; i++)
+		if (ws->w[i] && (ws->w[i]->stats.open || ws->w[i]->serving || ws->w[i]->sweeper))
+			return -EBUSY;
+	for (unsigned i = 0; ws && i < ws->n; i++)
+		if (ws->w[i])
+			worker_free(ws->w[i]);
+	free(ws);
+	free(srv->server_name);
+	free(srv);
+	return 0;
+}
+
+/* The calling worker's share of @srv, made on its first call; NULL with
+ * *@err set. */
+static struct giong__http_worker *worker_of(struct giong_http_server *srv, int *err)
+{
+	struct giong__http_workers *ws = atomic_load(&srv->workers);
+	struct giong__http_worker *w;
+	int idx = giong_worker_index(), n = giong_worker_count();
+
+	if (idx < 0 || n <= 0) {
+		*err = GIONG_ENOTWORKER;
+		return NULL;
+	}
+	if (!ws) {
+		struct giong__http_workers *mine, *none = NULL;
+
+		mine = calloc(1, sizeof(*mine) + sizeof(mine->w[0]) * (size_t)n);
+		if (!mine) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		mine->n = (unsigned)n;
+		if (atomic_compare_exchange_strong(&srv->workers, &none, mine)) {
+			ws = mine;
+		} else {
+			free(mine); /* another worker's came first */
+			ws = none;
+		}
+	}
+	if ((unsigned)idx >= ws->n) {
+		*err = -EINVAL; /* a server is served by one runtime */
+		return NULL;
+	}
+	if (!(w = ws->w[idx])) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		w->srv = srv;
+		giong_waitq_init(&w->conns_wait);
+		giong_waitq_init(&w->sweep_wait);
+		ws->w[idx] = w;
+	}
+	return w;
+}
+
+int giong_http_server_stats(const struct giong_http_server *srv, unsigned worker,
+			    struct giong_http_stats *out)
+{
+	struct giong__http_workers *ws;
+
+	if (!srv || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	ws = atomic_load(&((struct giong_http_server *)srv)->workers);
+	if (ws && worker < ws->n && ws->w[worker])
+		*out = ws->w[worker]->stats;
+	return 0;
+}
+
+/* ------------------------------------------------------------ batches */
+
+struct giong__http_batch *giong__http_batch_get(struct giong__http_worker *w)
+{
+	struct giong__http_batch *b = giong__list_entry(giong__list_pop_front(&w->batches),
+							struct giong__http_batch, link);
+
+	if (b) {
+		w->nbatches--;
+		return b;
+	}
+	b = calloc(1, sizeof(*b));
+	if (b)
+		giong__http_out_init(&b->out, GIONG__HTTP_BATCH_MAX + 128u * 1024);
+	return b;
+}
+
+void giong__http_batch_put(struct giong__http_worker *w, struct giong__http_batch *b)
+{
+	giong__http_out_clear(&b->out);
+	if (b->out.cap > GIONG__HTTP_BATCH_KEEP)
+		giong__http_out_free(&b->out); /* a big one does not stay */
+	if (w->nbatches >= GIONG__HTTP_BATCH_CACHE) {
+		giong__http_out_free(&b->out);
+		free(b);
+		return;
+	}
+	giong__list_push_front(&w->batches, &b->link); /* the warmest first */
+	w->nbatches++;
+}
+
+/* ------------------------------------------------------------ sweeper */
+
+void giong__http_worker_conn_ended(struct giong__http_worker *w)
+{
+	giong_waitq_wake_all(&w->conns_wait, 0);
+	if (!w->stats.open)
+		giong_waitq_wake_all(&w->sweep_wait, 0);
+}
+
+void giong__http_stream_ended(struct giong__http_stream_wait *sw)
+{
+	sw->ended = true;
+	sw->conn = NULL;
+	giong_waitq_wake_all(&sw->wq, 0);
+}
+
+/* Close the heads of @l parked at or before @before; count them in *@count. */
+static void expire(struct giong__list *l, uint64_t before, uint64_t *count)
+{
+	struct giong__http_conn *c;
+
+	while ((c = giong__list_entry(l->first, struct giong__http_conn, link)) &&
+	       c->parked_at <= before) {
+		(*count)++;
+		giong__http_conn_close_parked(c);
+	}
+}
+
+/* Shutdown: idle connections close now, draining ones once their last
+ * batch is out (batch_sent() sees shutting_down). */
+static void close_idle(struct giong__http_worker *w)
+{
+	struct giong__http_conn *c;
+
+	w->shutting_down = true;
+	while ((c = giong__list_entry(w->idle.first, struct giong__http_conn, link)))
+		giong__http_conn_close_parked(c);
+}
+
+static uint64_t first_expiry(const struct giong__list *l, uint32_t timeout)
+{
+	const struct giong__http_conn *c =
+		giong__list_entry(l->first, struct giong__http_conn, link);
+
+	return c ? c->parked_at + timeout : GIONG_NO_DEADLINE;
+}
+
+static intptr_t sweeper(void *arg)
+{
+	struct giong__http_worker *w = arg;
+	const struct giong_http_limits *lim = &w->srv->limits;
+
+	giong_task_set_name("http-sweeper");
+	while (w->serving || w->stats.open) {
+		uint64_t now = giong_now_ms(), next, saved;
+		int r;
+
+		if (!w->shutting_down && giong_is_shutting_down())
+			close_idle(w);
+		if (now >= lim->idle_timeout_ms)
+			expire(&w->idle, now - lim->idle_timeout_ms, &w->stats.idle_timeouts);
+		if (now >= lim->write_timeout_ms)
+			expire(&w->draining, now - lim->write_timeout_ms, &w->stats.write_timeouts);
+		next = first_expiry(&w->idle, lim->idle_timeout_ms);
+		if (first_expiry(&w->draining, lim->write_timeout_ms) < next)
+			next = first_expiry(&w->draining, lim->write_timeout_ms);
+		if (next == GIONG_NO_DEADLINE) /* what parks from now expires later */
+			next = now + (lim->idle_timeout_ms < lim->write_timeout_ms
+					      ? lim->idle_timeout_ms
+					      : lim->write_timeout_ms);
+		saved = giong_deadline_set(next);
+		r = giong_waitq_wait(&w->sweep_wait, w->shutting_down ? 0 : GIONG_WAIT_SHUTDOWN);
+		giong_deadline_restore(saved);
+		if (r == -ECANCELED)
+			break; /* the grace period is over: the runtime cancels the rest */
+	}
+	w->sweeper = false;
+	return 0;
+}
+
+static int serve_begin(struct giong__http_worker *w)
+{
+	if (!w->sweeper) {
+		int r = giong_spawn(sweeper, w, NULL);
+
+		if (r)
+			return r;
+		w->sweeper = true;
+	}
+	w->serving++;
+	return 0;
+}
+
+static void serve_end(struct giong__http_worker *w)
+{
+	w->serving--;
+	giong_waitq_wake_all(&w->sweep_wait, 0);
+}
+
+/* ------------------------------------------------------------ serving */
+
+int giong_http_serve(struct giong_http_server *srv, struct giong_listener *l)
+{
+	struct giong__http_worker *w;
+	struct giong_stream *s;
+	int r, err;
+
+	if (!srv || !l)
+		return -EINVAL;
+	if (!(w = worker_of(srv, &err)))
+		return err;
+	if ((r = serve_begin(w)))
+		return r;
+	for (;;) {
+		while (w->stats.open >= w->srv->limits.connections) {
+			w->stats.limit_pauses++;
+			r = giong_waitq_wait(&w->conns_wait, GIONG_WAIT_SHUTDOWN);
+			if (r < 0)
+				goto stop;
+		}
+		r = giong_listener_accept(l, &s);
+		if (r == 0) {
+			giong__http_conn_start(w, s, NULL);
+		} else if (r == -EMFILE || r == -ENFILE || r == -ENOMEM || r == -ENOBUFS) {
+			/* The next accept would fail the same way at once. */
+			if ((r = giong_sleep_ms(10)) == -ECANCELED)
+				goto stop;
+		} else if (r != -EINTR && r != -ECONNABORTED && r != -EAGAIN) {
+			goto stop;
+		}
+	}
+stop:
+	if (r == GIONG_ESHUTDOWN) {
+		/* Accept nothing more; wake the sweeper to close the idle ones,
+		 * then wait for the connections in progress. */
+		giong_waitq_wake_all(&w->sweep_wait, 0);
+		while (w->stats.open && (r = giong_waitq_wait(&w->conns_wait, 0)) == 0)
+			;
+		r = r == -ECANCELED ? r : 0;
+	}
+	serve_end(w);
+	return r;
+}
+
+int giong_http_serve_stream(struct giong_http_server *srv, struct giong_stream *s)
+{
+	struct giong__http_stream_wait sw = {0};
+	struct giong__http_worker *w;
+	int r, err;
+
+	if (!srv || !s) {
+		if (s)
+			giong_stream_close(s);
+		return -EINVAL;
+	}
+	if (!(w = worker_of(srv, &err)))
+		return err;
+	if ((r = serve_begin(w))) {
+		giong_stream_close(s);
+		return r;
+	}
+	giong_waitq_init(&sw.wq);
+	r = giong__http_conn_start(w, s, &sw);
+	while (r == 0 && !sw.ended)
+		if (giong_waitq_wait(&sw.wq, 0) == -ECANCELED)
+			break;
+	if (r == 0 && !sw.ended) {
+		/* Cancelled: the connection goes on alone and must not wake us. */
+		sw.conn->ended = NULL;
+		r = -ECANCELED;
+	}
+	serve_end(w);
+	return r;
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http - the HTTP/1.1 example server on libgiong-http: one worker per core,
+ * each with its own SO_REUSEPORT listeners on IPv4 and IPv6; Ctrl-C (or
+ * SIGTERM) stops accepting, closes idle connections and answers the
+ * requests in progress within the grace period.
+ *
+ *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
+ *        [--body-limit BYTES] [--log] [--stats]
+ *
+ * Routes:
+ *   GET  /json    {"message":"Hello, World!"}       (27 bytes, application/json)
+ *   GET  /users   about 8 KB of JSON, built per request (the same bytes as
+ *                 bench/load/epoll_http.c's, for the benchmark)
+ *   POST /echo    200 with the request body (sized or chunked)
+ *   GET  /health  ok
+ *   else          404 (405 with Allow for a known path and another method)
+ *
+ * Try it: `make run`, then `curl -v http://127.0.0.1:8080/json`, or
+ * `curl --data-binary @somefile http://127.0.0.1:8080/echo`.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <giong/http.h>
+
+#include "args.h"
+
+#define USERS_COUNT 144
+
+struct opts {
+	struct giong_config cfg;
+	struct giong_http_server *srv;
+	const char *host; /* NULL: 0.0.0.0 and [::] */
+	const char *unix_path;
+	int port;
+	atomic_bool failed;
+};
+
+static int json(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	static const char body[] = "{\"message\":\"Hello, World!\"}";
+
+	(void)req;
+	(void)ctx;
+	giong_http_response_header(res, "Content-Type", "application/json");
+	return giong_http_response_send(res, body, sizeof(body) - 1);
+}
+
+/* A literal's bytes (without its NUL) at @p; the end. */
+#define PUT_LIT(p, s) ((char *)memcpy((p), (s), sizeof(s) - 1) + sizeof(s) - 1)
+
+/* @v in decimal at @p; the end. */
+static char *put_uint(char *p, unsigned v)
+{
+	char digits[10];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* 144 users, as epoll_http's users_build(): the same bytes, built per
+ * request (as a handler that renders data would). */
+static int users(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	char body[USERS_COUNT * 64], *p = body;
+
+	(void)req;
+	(void)ctx;
+	*p++ = '[';
+	for (unsigned i = 1; i <= USERS_COUNT; i++) {
+		if (i > 1)
+			*p++ = ',';
+		p = PUT_LIT(p, "{\"id\":");
+		p = put_uint(p, i);
+		p = PUT_LIT(p, ",\"name\":\"User ");
+		p = put_uint(p, i);
+		p = PUT_LIT(p, "\",\"email\":\"user");
+		p = put_uint(p, i);
+		p = PUT_LIT(p, "@example.com\"}");
+	}
+	*p++ = ']';
+	giong_http_response_header(res, "Content-Type", "application/json");
+	return giong_http_response_send(res, body, (size_t)(p - body));
+}
+
+static int echo(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	const void *body;
+	ssize_t n = giong_http_request_body(req, &body);
+
+	(void)ctx;
+	if (n < 0)
+		return (int)n; /* 413, 408 or 400 as the error says */
+	giong_http_response_header(res, "Content-Type", "application/octet-stream");
+	return giong_http_response_send(res, body, (size_t)n);
+}
+
+static int health(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	giong_http_response_header(res, "Content-Type", "text/plain");
+	return giong_http_response_send(res, "ok", 2);
+}
+
+static void log_line(const struct giong_http_log_entry *e, void *ctx)
+{
+	struct giong_addr peer;
+	char addr[64] = "-";
+	size_t ml, tl;
+	const char *m = giong_http_request_method_name(e->req, &ml);
+	const char *t = giong_http_request_target(e->req, &tl);
+
+	(void)ctx;
+	if (giong_stream_peer_addr(e->stream, &peer) == 0)
+		giong_addr_format(&peer, addr, sizeof(addr));
+	printf("%s \"%.*s %.*s\" %d %llu\n", addr, (int)ml, m, (int)tl, t, e->status,
+	       (unsigned long long)e->body_bytes);
+}
+
+struct listen_task {
+	struct opts *o;
+	struct giong_listener *l;
+};
+
+static intptr_t serve_task(void *arg)
+{
+	struct listen_task *t = arg;
+
+	giong_http_serve(t->o->srv, t->l);
+	giong_listener_close(t->l);
+	free(t);
+	return 0;
+}
+
+/* Listen on @addr and serve it from a task of its own. 0 or -errno. */
+static int listen_on(struct opts *o, const char *addr, bool v6only, bool is_unix)
+{
+	struct giong_listen_options lo = {.v6only = v6only};
+	struct listen_task *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->o = o;
+	r = is_unix ? giong_unix_listen(addr, &lo, &t->l) : giong_tcp_listen(addr, &lo, &t->l);
+	if (r == 0 && (r = giong_spawn(serve_task, t, NULL)))
+		giong_listener_close(t->l);
+	if (r) {
+		free(t);
+		if (giong_worker_index() == 0)
+			fprintf(stderr, "http: listen on %s: %s\n", addr, giong_strerror(r));
+	}
+	return r;
+}
+
+static void worker_main(unsigned worker, void *arg)
+{
+	struct opts *o = arg;
+	char addr[160];
+	int ok = 0;
+
+	if (o->unix_path) {
+		/* One listener: a Unix socket path binds once, on worker 0. */
+		if (worker == 0)
+			ok += listen_on(o, o->unix_path, false, true) == 0;
+	} else if (o->host) {
+		snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
+			 o->port);
+		ok += listen_on(o, addr, false, false) == 0;
+	} else {
+		snprintf(addr, sizeof(addr), "0.0.0.0:%d", o->port);
+		ok += listen_on(o, addr, false, false) == 0;
+		snprintf(addr, sizeof(addr), "[::]:%d", o->port);
+		ok += listen_on(o, addr, true, false) == 0; /* no IPv6: IPv4 alone */
+	}
+	if (!ok && !(o->unix_path && worker)) {
+		atomic_store(&o->failed, true);
+		giong_shutdown();
+		return;
+	}
+	if (worker == 0)
+		fprintf(stderr, "http: listening on %s%s port %d with %d workers; Ctrl-C stops\n",
+			o->unix_path ? o->unix_path
+			: o->host    ? o->host
+				     : "0.0.0.0 and [::]",
+			o->unix_path ? " (unix)," : "", o->port, giong_worker_count());
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
+		"            [--body-limit BYTES] [--log] [--stats]\n");
+	exit(2);
+}
+
+static void print_stats(const struct giong_runtime *rt, const struct opts *o)
+{
+	for (unsigned i = 0;; i++) {
+		struct giong_stats st;
+		struct giong_http_stats hs;
+
+		if (giong_runtime_stats(rt, i, &st) || giong_http_server_stats(o->srv, i, &hs))
+			break; /* past the last worker */
+		fprintf(stderr,
+			"http: worker %u: requests %llu enters %llu parks %llu switches %llu "
+			"accepted %llu 2xx %llu 4xx %llu 5xx %llu\n",
+			i, (unsigned long long)hs.requests, (unsigned long long)st.enters,
+			(unsigned long long)st.parks, (unsigned long long)st.switches,
+			(unsigned long long)hs.accepted, (unsigned long long)hs.responses[1],
+			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.port = 8080};
+	struct giong_http_limits lim;
+	struct giong_http_server_options so = {.limits = &lim};
+	struct giong_http_router *router;
+	struct giong_runtime *rt;
+	bool stats = false;
+	int r;
+
+	giong_config_init(&o.cfg);
+	giong_http_limits_init(&lim);
+	o.cfg.shutdown_on_signals = true;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stats")) {
+			stats = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--log")) {
+			so.log = log_line;
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage();
+		if (!strcmp(argv[i], "--port"))
+			o.port = (int)tool_number("http", "--port", argv[++i], 0, 65535);
+		else if (!strcmp(argv[i], "--host"))
+			o.host = argv[++i];
+		else if (!strcmp(argv[i], "--unix"))
+			o.unix_path = argv[++i];
+		else if (!strcmp(argv[i], "--workers"))
+			o.cfg.workers =
+				(unsigned)tool_number("http", "--workers", argv[++i], 1, 1024);
+		else if (!strcmp(argv[i], "--spin-us"))
+			o.cfg.spin_before_park_us =
+				(uint32_t)tool_number("http", "--spin-us", argv[++i], 0, 10000000);
+		else if (!strcmp(argv[i], "--body-limit"))
+			lim.body = tool_number("http", "--body-limit", argv[++i], 1, UINT64_MAX);
+		else
+			usage();
+	}
+	if (giong_http_router_new(&router) ||
+	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
+	    giong_http_router_add(router, "GET", "/users", users, NULL) ||
+	    giong_http_router_add(router, "POST", "/echo", echo, NULL) ||
+	    giong_http_router_add(router, "GET", "/health", health, NULL) ||
+	    (r = giong_http_server_new(router, &so, &o.srv))) {
+		fprintf(stderr, "http: out of memory\n");
+		return 1;
+	}
+	r = giong_runtime_new(&o.cfg, &rt);
+	if (r) {
+		fprintf(stderr, "http: %s\n", giong_strerror(r));
+		return 1;
+	}
+	r = giong_runtime_run(rt, worker_main, &o);
+	if (stats && r == 0)
+		print_stats(rt, &o);
+	giong_runtime_free(rt);
+	giong_http_server_free(o.srv);
+	giong_http_router_free(router);
+	if (r) {
+		fprintf(stderr, "http: %s\n", giong_strerror(r));
+		return 1;
+	}
+	if (atomic_load(&o.failed))
+		return 1; /* the worker said why */
+	fprintf(stderr, "http: stopped\n");
+	return 0;
+}
