@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_test.h - the end-to-end fixture of the http tests: a server on a
+ * one-worker runtime (a listener on 127.0.0.1 port 0, or a Unix socket),
+ * and a plain blocking-socket client on a thread of its own, which is the
+ * test's scenario. The client records what it saw with gt_check_*() (safe
+ * off a worker) and, when it returns, the fixture shuts the runtime down;
+ * the test asserts after ht_run() returned.
+ *
+ *	static void scenario(struct ht *h) { ... ht_connect(h) ... }
+ *	struct ht h;
+ *	ht_init(&h);
+ *	giong_http_router_add(h.router, "GET", "/x", handler, NULL);
+ *	ht_run(&h, scenario);       // fails the test on any failed check
+ *	assert_int_equal(h.stats.requests, 3);
+ */
+#ifndef GIONG_HTTP_TEST_H
+#define GIONG_HTTP_TEST_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "giong_test.h"
+
+#include <giong/http.h>
+
+struct ht;
+typedef void (*ht_client_fn)(struct ht *h);
+
+struct ht {
+	struct giong_http_router *router;      /* add routes before ht_run() */
+	struct giong_http_limits limits;       /* change before ht_run() */
+	struct giong_http_server_options opts; /* opts.limits points to limits */
+	struct giong_config cfg;               /* gt_config(1) */
+	const char *unix_path;                 /* serve on this Unix socket instead */
+	void *arg;                             /* the scenario's */
+	/* set by ht_run() */
+	struct giong_http_server *srv;
+	struct giong_runtime *rt;
+	int port;
+	ht_client_fn client;
+	pthread_t thread;
+	int setup; /* 0, or the error that stopped the server from serving */
+	int serve_ret;
+	struct giong_http_stats stats; /* worker 0's, after the run */
+	struct giong_stats rt_stats;   /* worker 0's runtime counters, after the run */
+};
+
+static inline void ht_init(struct ht *h)
+{
+	memset(h, 0, sizeof(*h));
+	assert_int_equal(giong_http_router_new(&h->router), 0);
+	giong_http_limits_init(&h->limits);
+	h->opts.limits = &h->limits;
+	h->cfg = gt_config(1);
+	h->cfg.shutdown_grace_ms = 5000;
+}
+
+static void *ht_client_thread(void *arg)
+{
+	struct ht *h = arg;
+
+	h->client(h);
+	giong_runtime_shutdown(h->rt);
+	return NULL;
+}
+
+static inline void ht_main(unsigned worker, void *arg)
+{
+	struct ht *h = arg;
+	struct giong_listener *l;
+	struct giong_addr a;
+	int r;
+
+	(void)worker;
+	r = h->unix_path ? giong_unix_listen(h->unix_path, NULL, &l)
+			 : giong_tcp_listen("127.0.0.1:0", NULL, &l);
+	if (r) {
+		h->setup = r;
+		return;
+	}
+	if (!h->unix_path && giong_listener_addr(l, &a) == 0)
+		h->port = giong_addr_port(&a);
+	if ((r = pthread_create(&h->thread, NULL, ht_client_thread, h))) {
+		h->setup = -r;
+		giong_listener_close(l);
+		return;
+	}
+	h->serve_ret = giong_http_serve(h->srv, l);
+	giong_listener_close(l);
+}
+
+/* Run the server with @client as the scenario; fail the test on a failed
+ * check, a server that could not start, or memory left behind. */
+static inline void ht_run(struct ht *h, ht_client_fn client)
+{
+	int run;
+
+	h->client = client;
+	if (h->unix_path)
+		unlink(h->unix_path);
+	assert_int_equal(giong_http_server_new(h->router, &h->opts, &h->srv), 0);
+	assert_int_equal(giong_runtime_new(&h->cfg, &h->rt), 0);
+	run = giong_runtime_run(h->rt, ht_main, h);
+	if (h->setup == 0)
+		pthread_join(h->thread, NULL);
+	giong_runtime_stats(h->rt, 0, &h->rt_stats);
+	giong_http_server_stats(h->srv, 0, &h->stats);
+	assert_int_equal(giong_runtime_free(h->rt), 0);
+	assert_int_equal(giong_http_server_free(h->srv), 0);
+	giong_http_router_free(h->router);
+	if (h->unix_path)
+		unlink(h->unix_path);
+	gt_checks_assert();
+	assert_int_equal(run, 0);
+	assert_int_equal(h->setup, 0);
+	assert_int_equal(h->serve_ret, 0);
+}
+
+/* ---------------------------------------------------- the plain client */
+
+/* A blocking connection to the server, reads and writes bounded by 10 s.
+ * Returns the fd or -errno. */
+static inline int ht_connect(const struct ht *h)
+{
+	struct timeval tv = {10, 0};
+	int fd;
+
+	if (h->unix_path) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", h->unix_path);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(fd);
+			return -errno;
+		}
+	} else {
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)h->port)};
+		int one = 1;
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		if (fd >= 0)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Send all @len bytes. Returns 0 or -errno. */
+static inline int ht_send(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static inline int ht_send_str(int fd, const char *s)
+{
+	return ht_send(fd, s, strlen(s));
+}
+
+/* What the client keeps of a connection: bytes read past one response
+ * (the next pipelined one's) stay in buf. */
+struct ht_conn {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	bool eof;
+};
+
+struct ht_resp {
+	int status;
+	char head[16384]; /* status line and fields, NUL-terminated */
+	char *body;       /* malloc'd (free with ht_resp_free()), NUL-terminated */
+	size_t body_len;
+	bool chunked;
+};
+
+static inline void ht_conn_init(struct ht_conn *c, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+}
+
+static inline void ht_conn_close(struct ht_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	c->fd = -1;
+	c->buf = NULL;
+}
+
+static inline void ht_resp_free(struct ht_resp *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+/* Read more into c->buf. 1, 0 at end of stream, -errno. */
+static inline int ht_fill(struct ht_conn *c)
+{
+	ssize_t n;
+
+	if (c->len == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 65536;
+		char *b = realloc(c->buf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = cap;
+	}
+	do
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0) {
+		c->eof = true;
+		return 0;
+	}
+	c->len += (size_t)n;
+	return 1;
+}
+
+static inline void ht_drop(struct ht_conn *c, size_t n)
+{
+	memmove(c->buf, c->buf + n, c->len - n);
+	c->len -= n;
+}
+
+/* The value of field @name (case-insensitive) in @r's head into @out;
+ * 1 if found, 0 if not. */
+static inline int ht_header(const struct ht_resp *r, const char *name, char *out, size_t size)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = strstr(r->head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
+		const char *line = p + 2;
+
+		if (!strncasecmp(line, name, nl) && line[nl] == ':') {
+			const char *v = line + nl + 1, *e = strstr(v, "\r\n");
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (!e)
+				e = v + strlen(v);
+			snprintf(out, size, "%.*s", (int)(e - v), v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read one response (@head_request: to a HEAD, without a body). Returns 0,
+ * or -errno: -ECONNRESET/-EPIPE, 0 bytes before a status line is -ENODATA
+ * (the server closed), -EBADMSG for a response this reader cannot parse.
+ * Interim 1xx responses are returned like any other.
+ */
+static inline int ht_read_response(struct ht_conn *c, struct ht_resp *r, bool head_request)
+{
+	char v[64];
+	char *end;
+	size_t hl;
+	int f;
+
+	memset(r, 0, sizeof(*r));
+	while (!(end = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL)) {
+		if ((f = ht_fill(c)) <= 0)
+			return f == 0 ? (c->len ? -EBADMSG : -ENODATA) : f;
+	}
+	hl = (size_t)(end - c->buf) + 4;
+	if (hl >= sizeof(r->head) || sscanf(c->buf, "HTTP/1.1 %d ", &r->status) != 1)
+		return -EBADMSG;
+	memcpy(r->head, c->buf, hl);
+	r->head[hl] = '\0';
+	ht_drop(c, hl);
+	if (head_request || r->status < 200 || r->status == 204 || r->status == 304) {
+		r->body = calloc(1, 1);
+		return 0;
+	}
+	if (ht_header(r, "Transfer-Encoding", v, sizeof(v))) {
+		r->chunked = true;
+		for (;;) {
+			char *le;
+			unsigned long long n;
+
+			while (!(le = c->len ? memmem(c->buf, c->len, "\r\n", 2) : NULL))
+				if ((f = ht_fill(c)) <= 0)
+					return f ? f : -EBADMSG;
+			n = strtoull(c->buf, NULL, 16);
+			ht_drop(c, (size_t)(le - c->buf) + 2);
+			while (c->len < n + 2)
+				if ((f = ht_fill(c)) <= 0)
+					return f ? f : -EBADMSG;
+			if (n == 0) {
+				ht_drop(c, 2); /* no trailers from this server */
+				break;
+			}
+			char *b = realloc(r->body, r->body_len + n + 1);
+			if (!b)
+				return -ENOMEM;
+			r->body = b;
+			memcpy(r->body + r->body_len, c->buf, n);
+			r->body_len += n;
+			r->body[r->body_len] = '\0';
+			ht_drop(c, (size_t)n + 2);
+		}
+		if (!r->body)
+			r->body = calloc(1, 1);
+		return 0;
+	}
+	if (ht_header(r, "Content-Length", v, sizeof(v))) {
+		size_t n = (size_t)strtoull(v, NULL, 10);
+
+		while (c->len < n)
+			if ((f = ht_fill(c)) <= 0)
+				return f ? f : -EBADMSG;
+		r->body = malloc(n + 1);
+		if (!r->body)
+			return -ENOMEM;
+		memcpy(r->body, c->buf, n);
+		r->body[n] = '\0';
+		r->body_len = n;
+		ht_drop(c, n);
+		return 0;
+	}
+	/* Close-delimited (HTTP/1.0 streaming). */
+	while ((f = ht_fill(c)) > 0)
+		;
+	if (f < 0)
+		return f;
+	r->body = malloc(c->len + 1);
+	if (!r->body)
+		return -ENOMEM;
+	memcpy(r->body, c->buf, c->len);
+	r->body[c->len] = '\0';
+	r->body_len = c->len;
+	ht_drop(c, c->len);
+	return 0;
+}
+
+/* Whether the server closed the connection (end of stream, or a reset)
+ * within @ms, with no byte more. 1 closed, 0 still open, -1 bytes came. */
+static inline int ht_closed_within(struct ht_conn *c, int ms)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	char b;
+	ssize_t n;
+
+	if (c->len)
+		return -1;
+	if (c->eof)
+		return 1;
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		return 1;
+	return n > 0 ? -1 : 0;
+}
+
+/* One request on a new connection, its response, and whether the server
+ * closed after it (within 500 ms): 1, 0, or -1 (more bytes). -errno if the
+ * exchange failed. */
+static inline int ht_exchange(const struct ht *h, const char *req, size_t len, struct ht_resp *r,
+			      bool head_request)
+{
+	struct ht_conn c;
+	int fd = ht_connect(h), ret;
+
+	if (fd < 0)
+		return fd;
+	ht_conn_init(&c, fd);
+	ret = ht_send(fd, req, len);
+	if (!ret)
+		ret = ht_read_response(&c, r, head_request);
+	if (!ret)
+		ret = ht_closed_within(&c, 500);
+	ht_conn_close(&c);
+	return ret;
+}
+
+#endif /* GIONG_HTTP_TEST_H */
