@@ -34,10 +34,10 @@ build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
-	@if [ -x $(BUILD)/bin/echo ]; then \
-		exec $(BUILD)/bin/echo $(ARGS); \
+	@if [ -x $(BUILD)/bin/http ]; then \
+		exec $(BUILD)/bin/http $(ARGS); \
 	else \
-		echo "$(BUILD)/bin/echo is not built yet; programs in $(BUILD)/bin:"; \
+		echo "$(BUILD)/bin/http is not built yet; programs in $(BUILD)/bin:"; \
 		ls -1 $(BUILD)/bin 2>/dev/null || echo "  (none)"; \
 	fi
 

@@ -127,6 +127,17 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	       (unsigned long long)e->body_bytes);
 }
 
+/* Serve @l until shutdown, then close it. */
+static void serve(struct opts *o, struct giong_listener *l)
+{
+	int r = giong_http_serve(o->srv, l);
+
+	if (r)
+		fprintf(stderr, "http: worker %d: serving stopped: %s\n", giong_worker_index(),
+			giong_strerror(r));
+	giong_listener_close(l);
+}
+
 struct listen_task {
 	struct opts *o;
 	struct giong_listener *l;
@@ -136,54 +147,49 @@ static intptr_t serve_task(void *arg)
 {
 	struct listen_task *t = arg;
 
-	giong_http_serve(t->o->srv, t->l);
-	giong_listener_close(t->l);
+	serve(t->o, t->l);
 	free(t);
 	return 0;
 }
 
-/* Listen on @addr and serve it from a task of its own. 0 or -errno. */
-static int listen_on(struct opts *o, const char *addr, bool v6only, bool is_unix)
+/* Listen on @addr into *@l. 0 or -errno (said on worker 0). */
+static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_listener **l)
 {
 	struct giong_listen_options lo = {.v6only = v6only};
-	struct listen_task *t = calloc(1, sizeof(*t));
-	int r;
+	int r = is_unix ? giong_unix_listen(addr, &lo, l) : giong_tcp_listen(addr, &lo, l);
 
-	if (!t)
-		return -ENOMEM;
-	t->o = o;
-	r = is_unix ? giong_unix_listen(addr, &lo, &t->l) : giong_tcp_listen(addr, &lo, &t->l);
-	if (r == 0 && (r = giong_spawn(serve_task, t, NULL)))
-		giong_listener_close(t->l);
-	if (r) {
-		free(t);
-		if (giong_worker_index() == 0)
-			fprintf(stderr, "http: listen on %s: %s\n", addr, giong_strerror(r));
-	}
+	if (r && giong_worker_index() == 0)
+		fprintf(stderr, "http: listen on %s: %s\n", addr, giong_strerror(r));
 	return r;
 }
 
+/*
+ * Each worker serves its listeners: the first from its main task (a worker
+ * whose main task returns is given the grace period and then stopped), the
+ * second from a task of its own.
+ */
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
+	struct giong_listener *l4 = NULL, *l6 = NULL;
+	struct listen_task *t;
 	char addr[160];
-	int ok = 0;
 
 	if (o->unix_path) {
-		/* One listener: a Unix socket path binds once, on worker 0. */
-		if (worker == 0)
-			ok += listen_on(o, o->unix_path, false, true) == 0;
+		if (worker) /* a Unix socket path binds once: worker 0 serves it */
+			return;
+		listen_on(o->unix_path, false, true, &l4);
 	} else if (o->host) {
 		snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
 			 o->port);
-		ok += listen_on(o, addr, false, false) == 0;
+		listen_on(addr, false, false, &l4);
 	} else {
 		snprintf(addr, sizeof(addr), "0.0.0.0:%d", o->port);
-		ok += listen_on(o, addr, false, false) == 0;
+		listen_on(addr, false, false, &l4);
 		snprintf(addr, sizeof(addr), "[::]:%d", o->port);
-		ok += listen_on(o, addr, true, false) == 0; /* no IPv6: IPv4 alone */
+		listen_on(addr, true, false, &l6); /* no IPv6 here: IPv4 alone */
 	}
-	if (!ok && !(o->unix_path && worker)) {
+	if (!l4 && !l6) {
 		atomic_store(&o->failed, true);
 		giong_shutdown();
 		return;
@@ -194,14 +200,25 @@ static void worker_main(unsigned worker, void *arg)
 			: o->host    ? o->host
 				     : "0.0.0.0 and [::]",
 			o->unix_path ? " (unix)," : "", o->port, giong_worker_count());
+	if (l4 && l6) {
+		if ((t = calloc(1, sizeof(*t)))) {
+			t->o = o;
+			t->l = l6;
+		}
+		if (!t || giong_spawn(serve_task, t, NULL)) {
+			free(t);
+			giong_listener_close(l6);
+		}
+	}
+	serve(o, l4 ? l4 : l6);
 }
 
-static void usage(void)
+static void usage(int status)
 {
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
 		"            [--body-limit BYTES] [--log] [--stats]\n");
-	exit(2);
+	exit(status);
 }
 
 static void print_stats(const struct giong_runtime *rt, const struct opts *o)
@@ -236,6 +253,10 @@ int main(int argc, char **argv)
 	giong_http_limits_init(&lim);
 	o.cfg.shutdown_on_signals = true;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fprintf(stderr, "http: the HTTP/1.1 example server of libgiong-http\n");
+			usage(0);
+		}
 		if (!strcmp(argv[i], "--stats")) {
 			stats = true;
 			continue;
@@ -245,7 +266,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (i + 1 >= argc)
-			usage();
+			usage(2);
 		if (!strcmp(argv[i], "--port"))
 			o.port = (int)tool_number("http", "--port", argv[++i], 0, 65535);
 		else if (!strcmp(argv[i], "--host"))
@@ -261,7 +282,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--body-limit"))
 			lim.body = tool_number("http", "--body-limit", argv[++i], 1, UINT64_MAX);
 		else
-			usage();
+			usage(2);
 	}
 	if (giong_http_router_new(&router) ||
 	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
