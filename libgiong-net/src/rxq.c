@@ -29,16 +29,20 @@ static void on_pool_dry(struct giong_bufpool_dry *d)
 	copy_off_pool(giong__container_of(d, struct giong__rxq, dry));
 }
 
-void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
-			 size_t max_bytes, void (*on_free)(struct giong__rxq *q))
+/* A datagram socket's queue (recvmsg, each buffer one datagram). */
+static bool is_dgram(const struct giong__rxq *q)
+{
+	return q->ops->msghdr != NULL;
+}
+
+void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops,
+			 unsigned max_items, uint32_t max_bytes)
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;
-	q->msg = msg;
+	q->ops = ops;
 	q->max_items = max_items ? max_items : 64;
 	q->max_bytes = max_bytes;
-	q->on_free = on_free;
-	q->mh.msg_namelen = sizeof(struct sockaddr_storage);
 	giong_waitq_init(&q->waiters);
 	/* On the worker's list of holders a dry pool asks for buffers back. */
 	q->dry.fn = on_pool_dry;
@@ -73,8 +77,8 @@ static bool over_bounds(const struct giong__rxq *q)
 
 static void notify(struct giong__rxq *q)
 {
-	if (!giong_waitq_wake_one(&q->waiters, 0) && q->on_ready)
-		q->on_ready(q->on_ready_ctx);
+	if (!giong_waitq_wake_one(&q->waiters, 0) && q->ops->on_ready && !q->closing)
+		q->ops->on_ready(q);
 }
 
 static void maybe_free(struct giong__rxq *q)
@@ -83,7 +87,7 @@ static void maybe_free(struct giong__rxq *q)
 		giong_bufpool_dry_remove(&q->dry);
 		free(q->items);
 		q->items = NULL;
-		q->on_free(q);
+		q->ops->on_free(q);
 	}
 }
 
@@ -111,7 +115,7 @@ static void pause_receive(struct giong__rxq *q)
 static void queue_failed(struct giong__rxq *q)
 {
 	q->err = -ENOMEM;
-	if (!q->msg && q->armed && !q->cancel_sent) {
+	if (!is_dgram(q) && q->armed && !q->cancel_sent) {
 		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
 	}
 	notify(q);
@@ -129,7 +133,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 	}
 	/* notify() may call on_ready, which may close the socket; hold q so
 	 * that giong__net_rxq_close() does not free it under us: freed below. */
-	q->held++;
+	q->held = 1;
 	if (flags & IORING_CQE_F_BUFFER) {
 		struct giong_recvbuf *b;
 		unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
@@ -137,7 +141,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (giong_bufpool_take(bid, res > 0 ? (size_t)res : 0, &b) == 0) {
 			/* The kernel is done with this buffer: it is ours. A
 			 * stream that ended with an error takes no more bytes. */
-			if (q->closing || res <= 0 || (q->err && !q->msg)) {
+			if (q->closing || res <= 0 || (q->err && !is_dgram(q))) {
 				giong_recvbuf_release(b);
 			} else if (push(q, b)) {
 				giong_recvbuf_release(b);
@@ -148,7 +152,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		}
 		if (over_bounds(q) && !q->closing)
 			pause_receive(q);
-	} else if (res == 0 && !q->msg) {
+	} else if (res == 0 && !is_dgram(q)) {
 		/* After an error the end is not clean: the error stays. */
 		if (!q->err) {
 			q->eof = true;
@@ -167,7 +171,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 			q->err = res;
 		notify(q);
 	}
-	q->held--;
+	q->held = 0;
 	if (!q->armed) {
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
@@ -187,9 +191,10 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 	if (!sqe)
 		return -EBUSY;
 	/* q lives until on_free, which runs only after this operation's final
-	 * CQE; q->mh (recvmsg) is read by the kernel for as long. */
-	if (q->msg)
-		io_uring_prep_recvmsg_multishot(sqe, q->fd, &q->mh, 0);
+	 * CQE; the owner's msghdr (recvmsg), freed with it, is read by the
+	 * kernel for as long. */
+	if (is_dgram(q))
+		io_uring_prep_recvmsg_multishot(sqe, q->fd, q->ops->msghdr(q), 0);
 	else
 		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, 0);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -250,7 +255,7 @@ int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 			ret = q->err;
 			/* A datagram socket's error (ECONNREFUSED from an ICMP
 			 * message) ends nothing: report it once, then receive on. */
-			if (q->msg)
+			if (is_dgram(q))
 				q->err = 0;
 			return ret;
 		}
@@ -269,7 +274,6 @@ void giong__net_rxq_close(struct giong__rxq *q)
 	struct giong_recvbuf *b;
 
 	q->closing = true;
-	q->on_ready = NULL;
 	while ((b = giong__net_rxq_pop(q)))
 		giong_recvbuf_release(b);
 	giong_bufpool_notify_cancel(&q->pool_wait);

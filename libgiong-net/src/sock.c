@@ -47,13 +47,20 @@ static void rx_freed(struct giong__rxq *q)
 	sock_free_if_done(s);
 }
 
-static void rx_ready(void *ctx)
+/* Data or the end arrived, no task waits: call the readable callback, if
+ * one is set (on the receive's completion, or from deferred_ready). */
+static void rx_ready(struct giong__rxq *q)
 {
-	struct giong__sock *s = ctx;
+	struct giong__sock *s = giong__container_of(q, struct giong__sock, rxq);
 
 	if (s->readable_fn)
 		s->readable_fn(&s->base, s->readable_ctx);
 }
+
+static const struct giong__rxq_ops sock_rxq_ops = {
+	.on_ready = rx_ready,
+	.on_free = rx_freed,
+};
 
 struct giong__sock *giong__net_sock_of(const struct giong_stream *st)
 {
@@ -75,8 +82,7 @@ int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
 	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
-	giong__net_rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
-	s->rxq.on_ready_ctx = s;
+	giong__net_rxq_init(&s->rxq, fd, &sock_rxq_ops, 16, 256 * 1024);
 	*ret = &s->base;
 	return 0;
 }
@@ -335,7 +341,7 @@ static void deferred_ready(void *ctx, int res, unsigned flags)
 	/* Still busy through the callback: it may close the stream, which
 	 * must then not be freed until we are done with it. */
 	if (!s->closing)
-		rx_ready(s);
+		rx_ready(&s->rxq);
 	sock_leave(s);
 }
 
@@ -366,11 +372,8 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 		return -EBADF;
 	s->readable_fn = fn;
 	s->readable_ctx = ctx;
-	if (!fn) {
-		s->rxq.on_ready = NULL;
+	if (!fn)
 		return 0;
-	}
-	s->rxq.on_ready = rx_ready;
 	/* Data may already wait: tell as an arrival would, from the worker
 	 * loop rather than from inside the caller's task. */
 	if (s->rxq.count || s->rxq.eof || s->rxq.err)
