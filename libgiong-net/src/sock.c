@@ -78,7 +78,6 @@ int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong
 		return -ENOMEM;
 	}
 	s->base.ops = ops;
-	s->fd = fd;
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
 	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
@@ -143,7 +142,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 	if (!sqe)
 		return -EBUSY;
 	/* @buf is the caller's, lent to the kernel until giong_io returns. */
-	io_uring_prep_recv(sqe, s->fd, buf, io_len(len), 0);
+	io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), 0);
 	return giong_io(sqe);
 }
 
@@ -206,7 +205,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		n = -EBUSY;
 	} else if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
-		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
+		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
 		n = giong_io(sqe);
 	} else {
 		/* mh lives in this frame and iov is the caller's: both lent to the
@@ -214,7 +213,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = (struct iovec *)iov;
 		mh.msg_iovlen = (size_t)niov;
-		io_uring_prep_sendmsg(sqe, s->fd, &mh, (unsigned)sflags);
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, (unsigned)sflags);
 		n = giong_io(sqe);
 	}
 	s->writing = false;
@@ -262,7 +261,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 	req->_stream = st;
 	if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until send_done. */
-		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
+		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
 				   MSG_NOSIGNAL | MSG_WAITALL);
 	} else {
 		/* req->_mh, the caller's iov array and its bytes are lent to the
@@ -270,7 +269,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 		memset(&req->_mh, 0, sizeof(req->_mh));
 		req->_mh.msg_iov = (struct iovec *)iov;
 		req->_mh.msg_iovlen = (size_t)niov;
-		io_uring_prep_sendmsg(sqe, s->fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
 	}
 	if ((r = giong_op_start(sqe, send_done, req, NULL))) {
 		req->_stream = NULL;
@@ -293,7 +292,7 @@ static int sock_shutdown(struct giong_stream *st, int how)
 		return r;
 	sqe = giong_sqe();
 	if (sqe) {
-		io_uring_prep_shutdown(sqe, s->fd, how);
+		io_uring_prep_shutdown(sqe, s->rxq.fd, how);
 		r = giong_io(sqe);
 	} else {
 		r = -EBUSY;
@@ -314,7 +313,7 @@ static int sock_close(struct giong_stream *st)
 		return r;
 	if (s->closing)
 		return -EBADF;
-	fd = s->fd; /* s may be freed by giong__net_rxq_close() below */
+	fd = s->rxq.fd; /* s may be freed by giong__net_rxq_close() below */
 	s->closing = true;
 	s->readable_fn = NULL;
 	/* Cancel everything in the kernel on this descriptor (the multishot
@@ -322,7 +321,7 @@ static int sock_close(struct giong_stream *st)
 	 * and the stream's memory waits for all of them. */
 	sqe = giong_sqe();
 	if (sqe) {
-		io_uring_prep_cancel_fd(sqe, s->fd, IORING_ASYNC_CANCEL_ALL);
+		io_uring_prep_cancel_fd(sqe, s->rxq.fd, IORING_ASYNC_CANCEL_ALL);
 		/* Fails only while the worker drains, which cancels all anyway. */
 		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
 	}
@@ -383,7 +382,7 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 
 static int sock_fd(const struct giong_stream *st)
 {
-	return to_sock((struct giong_stream *)st)->fd;
+	return to_sock((struct giong_stream *)st)->rxq.fd;
 }
 
 const struct giong_stream_ops giong__net_tcp_ops = {
