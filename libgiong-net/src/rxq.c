@@ -11,12 +11,28 @@
 #include "giong_private.h"
 #include "rxq.h"
 
+/* The place of the @i-th queued buffer of @q (i < count). */
+static struct giong_recvbuf **slot(struct giong__rxq *q, unsigned i)
+{
+	return q->cap == 1 ? &q->items.one : &q->items.ring[(q->head + i) % q->cap];
+}
+
+/* Back to the buffer in place, once nothing is queued. */
+static void drop_ring(struct giong__rxq *q)
+{
+	if (q->cap > 1)
+		free(q->items.ring);
+	q->items.one = NULL;
+	q->head = 0;
+	q->cap = 1;
+}
+
 /* Move every queued pool buffer of @q into heap memory, so the pool can
  * serve connections whose owners do read. */
 static void copy_off_pool(struct giong__rxq *q)
 {
 	for (unsigned i = 0; i < q->count; i++) {
-		struct giong_recvbuf **b = &q->items[(q->head + i) % q->cap];
+		struct giong_recvbuf **b = slot(q, i);
 
 		if (giong_bufpool_is_pooled(*b) && giong_recvbuf_copy(b))
 			return; /* out of memory: keep the pool buffer */
@@ -43,6 +59,7 @@ void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_o
 	q->ops = ops;
 	q->max_items = max_items ? max_items : 64;
 	q->max_bytes = max_bytes;
+	q->cap = 1;
 	giong_waitq_init(&q->waiters);
 	/* On the worker's list of holders a dry pool asks for buffers back. */
 	q->dry.fn = on_pool_dry;
@@ -52,20 +69,21 @@ void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_o
 static int push(struct giong__rxq *q, struct giong_recvbuf *b)
 {
 	if (q->count == q->cap) {
-		unsigned cap = q->cap ? q->cap * 2 : 8;
+		unsigned cap = q->cap == 1 ? 8 : q->cap * 2;
 		struct giong_recvbuf **n = malloc(cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		for (unsigned i = 0; i < q->count; i++)
-			n[i] = q->items[(q->head + i) % q->cap];
-		free(q->items);
-		q->items = n;
+			n[i] = *slot(q, i);
+		if (q->cap > 1)
+			free(q->items.ring);
+		q->items.ring = n;
 		q->head = 0;
 		q->cap = cap;
 	}
-	q->items[(q->head + q->count) % q->cap] = b;
 	q->count++;
+	*slot(q, q->count - 1) = b;
 	q->bytes += giong_recvbuf_len(b);
 	return 0;
 }
@@ -85,8 +103,7 @@ static void maybe_free(struct giong__rxq *q)
 {
 	if (q->closing && !q->armed && !q->held) {
 		giong_bufpool_dry_remove(&q->dry);
-		free(q->items);
-		q->items = NULL;
+		drop_ring(q); /* empty: rxq_close gave every buffer back */
 		q->ops->on_free(q);
 	}
 }
@@ -208,7 +225,7 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 
 struct giong_recvbuf *giong__net_rxq_front(struct giong__rxq *q)
 {
-	return q->count ? q->items[q->head] : NULL;
+	return q->count ? *slot(q, 0) : NULL;
 }
 
 static void maybe_resume(struct giong__rxq *q)
@@ -226,9 +243,10 @@ struct giong_recvbuf *giong__net_rxq_pop(struct giong__rxq *q)
 
 	if (!q->count)
 		return NULL;
-	b = q->items[q->head];
+	b = *slot(q, 0);
 	q->head = (q->head + 1) % q->cap;
-	q->count--;
+	if (!--q->count)
+		drop_ring(q); /* an idle queue holds nothing on the heap */
 	q->bytes -= giong_recvbuf_len(b);
 	maybe_resume(q);
 	return b;

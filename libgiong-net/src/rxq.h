@@ -38,7 +38,11 @@ struct giong__rxq_ops {
 	struct msghdr *(*msghdr)(struct giong__rxq *q);
 };
 
-/* Kept small: an idle connection is mostly one of these. */
+/*
+ * Kept small: an idle connection is mostly one of these, with nothing queued
+ * and nothing on the heap. The queue of buffers holds one in place; a ring
+ * is allocated only while more are queued, and freed when it empties.
+ */
 struct giong__rxq {
 	int fd;
 	unsigned armed : 1, cancel_sent : 1, paused : 1, wait_pool : 1, closing : 1;
@@ -50,14 +54,17 @@ struct giong__rxq {
 			    * nest) */
 	const struct giong__rxq_ops *ops;
 
-	struct giong_recvbuf **items; /* ring of queued buffers */
-	unsigned head, count, cap;
-	int err;            /* a terminal error, delivered after what is queued
+	union {
+		struct giong_recvbuf *one;   /* cap 1: the only queued buffer, in place */
+		struct giong_recvbuf **ring; /* cap > 1: a ring on the heap */
+	} items;
+	unsigned head, count, cap; /* cap 1, or the heap ring's length */
+	int err;                   /* a terminal error, delivered after what is queued
 				    * (-ENOMEM: a buffer could not be queued, the rest of a
 				    * stream is refused rather than delivered with a hole) */
-	size_t bytes;       /* unconsumed bytes queued */
-	unsigned max_items; /* pause above this many queued... */
-	uint32_t max_bytes; /* ...or this many bytes (0: no byte bound) */
+	size_t bytes;              /* unconsumed bytes queued */
+	unsigned max_items;        /* pause above this many queued... */
+	uint32_t max_bytes;        /* ...or this many bytes (0: no byte bound) */
 	uint64_t op_id;
 	struct giong_bufpool_waiter pool_wait;
 	struct giong_waitq waiters;

@@ -20,7 +20,8 @@
  * armed operation's slab entry in the core, and its share of the malloc
  * heap. (held - cold) also spreads the pool's first touch over the streams.
  *
- * White-box (INTERNAL) to print sizeof(struct giong__sock).
+ * White-box (INTERNAL) to print sizeof(struct giong__sock) and to see that
+ * no held stream's receive queue keeps a ring of buffers on the heap.
  * GIONG_IDLE_RSS_N=<n> changes the count (for measurements).
  */
 #include <stdio.h>
@@ -94,6 +95,7 @@ struct ir {
 	struct giong_listener *l;
 	struct giong_stream **streams; /* touched before the first reading */
 	int accepted, answered, err, child_ok;
+	int with_ring; /* held streams whose receive queue has a ring on the heap */
 	long rss_cold, rss_warm, rss_held; /* bytes */
 	struct giong_stats held;
 	bool closing;
@@ -207,6 +209,12 @@ static void ir_main(unsigned w, void *arg)
 	ir_settle(ir, 1 + ir->warm + ir->n);
 	ir->rss_held = rss_bytes();
 	giong_stats(&ir->held);
+	for (int i = 0; i < ir->accepted; i++) {
+		const struct giong__rxq *q = &giong__net_sock_of(ir->streams[i])->rxq;
+
+		if (q->count || q->cap != 1)
+			ir->with_ring++;
+	}
 out:
 	nt_ctl_send(ir->ctl, 0);
 	ir_ctl_recv(ir, &v);
@@ -278,6 +286,8 @@ static void test_idle_stream_rss(void **state)
 	assert_true(ir->held.fibers_live <= 1);
 	assert_int_equal(ir->held.recvbufs_free, ir->held.recvbufs_total);
 	assert_true(ir->held.ops_live >= (uint32_t)ir->n + 1);
+	/* Nothing queued, nothing on the heap but the stream itself. */
+	assert_int_equal(ir->with_ring, 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	free(ir->streams);
 	free(ir);
