@@ -51,14 +51,11 @@ static bool is_dgram(const struct giong__rxq *q)
 	return q->ops->msghdr != NULL;
 }
 
-void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops,
-			 unsigned max_items, uint32_t max_bytes)
+void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops)
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;
 	q->ops = ops;
-	q->max_items = max_items ? max_items : 64;
-	q->max_bytes = max_bytes;
 	q->cap = 1;
 	giong_waitq_init(&q->waiters);
 	/* On the worker's list of holders a dry pool asks for buffers back. */
@@ -90,7 +87,9 @@ static int push(struct giong__rxq *q, struct giong_recvbuf *b)
 
 static bool over_bounds(const struct giong__rxq *q)
 {
-	return q->count > q->max_items || (q->max_bytes && q->bytes > q->max_bytes);
+	const struct giong__rxq_ops *o = q->ops;
+
+	return q->count > o->max_items || (o->max_bytes && q->bytes > o->max_bytes);
 }
 
 static void notify(struct giong__rxq *q)
@@ -230,8 +229,10 @@ struct giong_recvbuf *giong__net_rxq_front(struct giong__rxq *q)
 
 static void maybe_resume(struct giong__rxq *q)
 {
-	if (q->paused && q->count <= q->max_items / 2 &&
-	    (!q->max_bytes || q->bytes <= q->max_bytes / 2)) {
+	const struct giong__rxq_ops *o = q->ops;
+
+	if (q->paused && q->count <= o->max_items / 2 &&
+	    (!o->max_bytes || q->bytes <= o->max_bytes / 2)) {
 		q->paused = false;
 		giong__net_rxq_arm(q);
 	}

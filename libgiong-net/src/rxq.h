@@ -36,6 +36,11 @@ struct giong__rxq_ops {
 	 * control lengths are read, for the buffer layout). NULL: a stream,
 	 * received with plain recv. */
 	struct msghdr *(*msghdr)(struct giong__rxq *q);
+	/* The backpressure bounds: pause above this many buffers queued (at
+	 * least 1)... */
+	unsigned max_items;
+	/* ...or this many bytes (0: no byte bound). */
+	size_t max_bytes;
 };
 
 /*
@@ -63,19 +68,14 @@ struct giong__rxq {
 				    * (-ENOMEM: a buffer could not be queued, the rest of a
 				    * stream is refused rather than delivered with a hole) */
 	size_t bytes;              /* unconsumed bytes queued */
-	unsigned max_items;        /* pause above this many queued... */
-	uint32_t max_bytes;        /* ...or this many bytes (0: no byte bound) */
 	uint64_t op_id;
 	struct giong_bufpool_waiter pool_wait;
 	struct giong_waitq waiters;
 	struct giong_bufpool_dry dry; /* on the worker's list, for a dry pool */
 };
 
-/* Set up @q on @fd for an owner of kind @ops (static: it outlives q).
- * max_items/max_bytes: the backpressure bounds (max_bytes at most
- * UINT32_MAX). */
-void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops,
-			 unsigned max_items, uint32_t max_bytes);
+/* Set up @q on @fd for an owner of kind @ops, which must outlive q. */
+void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops);
 /* Arm the multishot receive if it should be and is not. 0 or -errno. */
 int giong__net_rxq_arm(struct giong__rxq *q);
 /* The oldest queued buffer (still queued), or NULL. */

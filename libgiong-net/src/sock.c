@@ -60,6 +60,9 @@ static void rx_ready(struct giong__rxq *q)
 static const struct giong__rxq_ops sock_rxq_ops = {
 	.on_ready = rx_ready,
 	.on_free = rx_freed,
+	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
+	.max_items = 16,
+	.max_bytes = 256 * 1024,
 };
 
 struct giong__sock *giong__net_sock_of(const struct giong_stream *st)
@@ -80,8 +83,7 @@ int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong
 	s->base.ops = ops;
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
-	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
-	giong__net_rxq_init(&s->rxq, fd, &sock_rxq_ops, 16, 256 * 1024);
+	giong__net_rxq_init(&s->rxq, fd, &sock_rxq_ops);
 	*ret = &s->base;
 	return 0;
 }

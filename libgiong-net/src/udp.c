@@ -73,6 +73,8 @@ struct giong_udp {
 	 * udp_on_free: only its name and control lengths are read, for the
 	 * buffer layout. Here, not in the rxq: streams need none. */
 	struct msghdr mh;
+	/* udp_rxq_ops with this socket's bound (max_queued): q's table. */
+	struct giong__rxq_ops ops;
 	int fd;
 	pthread_t owner; /* the worker's thread (owner.h) */
 	bool multishot;  /* recv_from() was used: datagrams come through q */
@@ -115,9 +117,11 @@ static struct msghdr *udp_msghdr(struct giong__rxq *q)
 	return &giong__container_of(q, struct giong_udp, q)->mh;
 }
 
+/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
 static const struct giong__rxq_ops udp_rxq_ops = {
 	.on_free = udp_on_free,
 	.msghdr = udp_msghdr,
+	.max_items = UDP_DEFAULT_MAX_QUEUED,
 };
 
 static int set_opt(int fd, int level, int name, int on)
@@ -173,10 +177,10 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	u->fd = fd;
 	u->owner = giong__owner_self();
 	u->mh.msg_namelen = sizeof(struct sockaddr_storage);
-	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
-	giong__net_rxq_init(&u->q, fd, &udp_rxq_ops,
-			    opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED,
-			    0);
+	u->ops = udp_rxq_ops;
+	if (opts && opts->max_queued)
+		u->ops.max_items = opts->max_queued;
+	giong__net_rxq_init(&u->q, fd, &u->ops);
 	*ret = u;
 	return 0;
 }
