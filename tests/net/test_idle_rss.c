@@ -35,6 +35,31 @@
 #define IR_REQ 40
 #define IR_ANS 150
 #define IR_WAIT_MS 60000
+/* An idle stream's state fits one 224-byte malloc chunk (glibc, 64-bit). */
+#define IR_MAX_SOCK 216
+/* What an idle stream may cost in all, resident (its 224-byte chunk and its
+ * operation's 32-byte slab entry in the core today), with room for noise. */
+#define IR_MAX_RSS 512
+
+/* Plain malloc and plain pages: the RSS bound means something. Not under a
+ * sanitizer or valgrind (their allocators pad every block), nor when
+ * transparent huge pages may back the heap (RSS then moves by 2 MiB). */
+static bool ir_rss_checkable(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return false;
+#else
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[128] = "";
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	return !RUNNING_ON_VALGRIND && !strstr(line, "[always]");
+#endif
+}
 
 /* One request and its whole answer on plain socket @fd. 0 or -1. */
 static int exchange(int fd)
@@ -289,6 +314,9 @@ static void test_idle_stream_rss(void **state)
 	/* Nothing queued, nothing on the heap but the stream itself. */
 	assert_int_equal(ir->with_ring, 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(sizeof(struct giong__sock) <= IR_MAX_SOCK);
+	if (ir_rss_checkable())
+		assert_true(per_warm <= IR_MAX_RSS);
 	free(ir->streams);
 	free(ir);
 	nt_assert_fds(fds);
