@@ -11,12 +11,28 @@
 #include "giong_private.h"
 #include "rxq.h"
 
+/* The place of the @i-th queued buffer of @q (i < count). */
+static struct giong_recvbuf **slot(struct giong__rxq *q, unsigned i)
+{
+	return q->cap == 1 ? &q->items.one : &q->items.ring[(q->head + i) % q->cap];
+}
+
+/* Back to the buffer in place, once nothing is queued. */
+static void drop_ring(struct giong__rxq *q)
+{
+	if (q->cap > 1)
+		free(q->items.ring);
+	q->items.one = NULL;
+	q->head = 0;
+	q->cap = 1;
+}
+
 /* Move every queued pool buffer of @q into heap memory, so the pool can
  * serve connections whose owners do read. */
 static void copy_off_pool(struct giong__rxq *q)
 {
 	for (unsigned i = 0; i < q->count; i++) {
-		struct giong_recvbuf **b = &q->items[(q->head + i) % q->cap];
+		struct giong_recvbuf **b = slot(q, i);
 
 		if (giong_bufpool_is_pooled(*b) && giong_recvbuf_copy(b))
 			return; /* out of memory: keep the pool buffer */
@@ -29,16 +45,18 @@ static void on_pool_dry(struct giong_bufpool_dry *d)
 	copy_off_pool(giong__container_of(d, struct giong__rxq, dry));
 }
 
-void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
-			 size_t max_bytes, void (*on_free)(struct giong__rxq *q))
+/* A datagram socket's queue (recvmsg, each buffer one datagram). */
+static bool is_dgram(const struct giong__rxq *q)
+{
+	return q->ops->msghdr != NULL;
+}
+
+void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops)
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;
-	q->msg = msg;
-	q->max_items = max_items ? max_items : 64;
-	q->max_bytes = max_bytes;
-	q->on_free = on_free;
-	q->mh.msg_namelen = sizeof(struct sockaddr_storage);
+	q->ops = ops;
+	q->cap = 1;
 	giong_waitq_init(&q->waiters);
 	/* On the worker's list of holders a dry pool asks for buffers back. */
 	q->dry.fn = on_pool_dry;
@@ -48,42 +66,44 @@ void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_it
 static int push(struct giong__rxq *q, struct giong_recvbuf *b)
 {
 	if (q->count == q->cap) {
-		unsigned cap = q->cap ? q->cap * 2 : 8;
+		unsigned cap = q->cap == 1 ? 8 : q->cap * 2;
 		struct giong_recvbuf **n = malloc(cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		for (unsigned i = 0; i < q->count; i++)
-			n[i] = q->items[(q->head + i) % q->cap];
-		free(q->items);
-		q->items = n;
+			n[i] = *slot(q, i);
+		if (q->cap > 1)
+			free(q->items.ring);
+		q->items.ring = n;
 		q->head = 0;
 		q->cap = cap;
 	}
-	q->items[(q->head + q->count) % q->cap] = b;
 	q->count++;
+	*slot(q, q->count - 1) = b;
 	q->bytes += giong_recvbuf_len(b);
 	return 0;
 }
 
 static bool over_bounds(const struct giong__rxq *q)
 {
-	return q->count > q->max_items || (q->max_bytes && q->bytes > q->max_bytes);
+	const struct giong__rxq_ops *o = q->ops;
+
+	return q->count > o->max_items || (o->max_bytes && q->bytes > o->max_bytes);
 }
 
 static void notify(struct giong__rxq *q)
 {
-	if (!giong_waitq_wake_one(&q->waiters, 0) && q->on_ready)
-		q->on_ready(q->on_ready_ctx);
+	if (!giong_waitq_wake_one(&q->waiters, 0) && q->ops->on_ready && !q->closing)
+		q->ops->on_ready(q);
 }
 
 static void maybe_free(struct giong__rxq *q)
 {
 	if (q->closing && !q->armed && !q->held) {
 		giong_bufpool_dry_remove(&q->dry);
-		free(q->items);
-		q->items = NULL;
-		q->on_free(q);
+		drop_ring(q); /* empty: rxq_close gave every buffer back */
+		q->ops->on_free(q);
 	}
 }
 
@@ -111,7 +131,7 @@ static void pause_receive(struct giong__rxq *q)
 static void queue_failed(struct giong__rxq *q)
 {
 	q->err = -ENOMEM;
-	if (!q->msg && q->armed && !q->cancel_sent) {
+	if (!is_dgram(q) && q->armed && !q->cancel_sent) {
 		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
 	}
 	notify(q);
@@ -129,7 +149,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 	}
 	/* notify() may call on_ready, which may close the socket; hold q so
 	 * that giong__net_rxq_close() does not free it under us: freed below. */
-	q->held++;
+	q->held = 1;
 	if (flags & IORING_CQE_F_BUFFER) {
 		struct giong_recvbuf *b;
 		unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
@@ -137,7 +157,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (giong_bufpool_take(bid, res > 0 ? (size_t)res : 0, &b) == 0) {
 			/* The kernel is done with this buffer: it is ours. A
 			 * stream that ended with an error takes no more bytes. */
-			if (q->closing || res <= 0 || (q->err && !q->msg)) {
+			if (q->closing || res <= 0 || (q->err && !is_dgram(q))) {
 				giong_recvbuf_release(b);
 			} else if (push(q, b)) {
 				giong_recvbuf_release(b);
@@ -148,7 +168,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		}
 		if (over_bounds(q) && !q->closing)
 			pause_receive(q);
-	} else if (res == 0 && !q->msg) {
+	} else if (res == 0 && !is_dgram(q)) {
 		/* After an error the end is not clean: the error stays. */
 		if (!q->err) {
 			q->eof = true;
@@ -167,7 +187,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 			q->err = res;
 		notify(q);
 	}
-	q->held--;
+	q->held = 0;
 	if (!q->armed) {
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
@@ -187,9 +207,10 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 	if (!sqe)
 		return -EBUSY;
 	/* q lives until on_free, which runs only after this operation's final
-	 * CQE; q->mh (recvmsg) is read by the kernel for as long. */
-	if (q->msg)
-		io_uring_prep_recvmsg_multishot(sqe, q->fd, &q->mh, 0);
+	 * CQE; the owner's msghdr (recvmsg), freed with it, is read by the
+	 * kernel for as long. */
+	if (is_dgram(q))
+		io_uring_prep_recvmsg_multishot(sqe, q->fd, q->ops->msghdr(q), 0);
 	else
 		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, 0);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -203,13 +224,15 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 
 struct giong_recvbuf *giong__net_rxq_front(struct giong__rxq *q)
 {
-	return q->count ? q->items[q->head] : NULL;
+	return q->count ? *slot(q, 0) : NULL;
 }
 
 static void maybe_resume(struct giong__rxq *q)
 {
-	if (q->paused && q->count <= q->max_items / 2 &&
-	    (!q->max_bytes || q->bytes <= q->max_bytes / 2)) {
+	const struct giong__rxq_ops *o = q->ops;
+
+	if (q->paused && q->count <= o->max_items / 2 &&
+	    (!o->max_bytes || q->bytes <= o->max_bytes / 2)) {
 		q->paused = false;
 		giong__net_rxq_arm(q);
 	}
@@ -221,9 +244,10 @@ struct giong_recvbuf *giong__net_rxq_pop(struct giong__rxq *q)
 
 	if (!q->count)
 		return NULL;
-	b = q->items[q->head];
+	b = *slot(q, 0);
 	q->head = (q->head + 1) % q->cap;
-	q->count--;
+	if (!--q->count)
+		drop_ring(q); /* an idle queue holds nothing on the heap */
 	q->bytes -= giong_recvbuf_len(b);
 	maybe_resume(q);
 	return b;
@@ -250,7 +274,7 @@ int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 			ret = q->err;
 			/* A datagram socket's error (ECONNREFUSED from an ICMP
 			 * message) ends nothing: report it once, then receive on. */
-			if (q->msg)
+			if (is_dgram(q))
 				q->err = 0;
 			return ret;
 		}
@@ -269,7 +293,6 @@ void giong__net_rxq_close(struct giong__rxq *q)
 	struct giong_recvbuf *b;
 
 	q->closing = true;
-	q->on_ready = NULL;
 	while ((b = giong__net_rxq_pop(q)))
 		giong_recvbuf_release(b);
 	giong_bufpool_notify_cancel(&q->pool_wait);

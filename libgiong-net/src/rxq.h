@@ -21,38 +21,61 @@
 
 #include <giong/core.h>
 
+struct giong__rxq;
+
+/* What differs between the owners of queues (streams, datagram sockets):
+ * one const table per kind of owner, shared by all its queues. */
+struct giong__rxq_ops {
+	/* Data or the end arrived and no task waits; NULL: nobody is told.
+	 * Not called once the queue is closing. */
+	void (*on_ready)(struct giong__rxq *q);
+	/* Closing, and the kernel is done with q: free its owner. */
+	void (*on_free)(struct giong__rxq *q);
+	/* Datagram sockets: the msghdr the recvmsg multishot is given, in the
+	 * owner and lent to the kernel while it is armed (only its name and
+	 * control lengths are read, for the buffer layout). NULL: a stream,
+	 * received with plain recv. */
+	struct msghdr *(*msghdr)(struct giong__rxq *q);
+	/* The backpressure bounds: pause above this many buffers queued (at
+	 * least 1)... */
+	unsigned max_items;
+	/* ...or this many bytes (0: no byte bound). */
+	size_t max_bytes;
+};
+
+/*
+ * Kept small: an idle connection is mostly one of these, with nothing queued
+ * and nothing on the heap. The queue of buffers holds one in place; a ring
+ * is allocated only while more are queued, and freed when it empties.
+ */
 struct giong__rxq {
 	int fd;
-	bool msg; /* recvmsg (datagrams, with the source address) */
-	/* Lent to the kernel while a recvmsg multishot is armed: only its
-	 * name and control lengths are read, for the buffer layout. */
-	struct msghdr mh;
+	unsigned armed : 1, cancel_sent : 1, paused : 1, wait_pool : 1, closing : 1;
+	unsigned eof : 1;  /* stream: the peer closed */
+	unsigned held : 1; /* inside rx_cqe: on_ready may close q, which must
+			    * then not be freed until rx_cqe is done with it (a
+			    * flag, not a count: completions are never reaped
+			    * inside a completion callback, so rx_cqe does not
+			    * nest) */
+	const struct giong__rxq_ops *ops;
 
-	struct giong_recvbuf **items; /* ring of queued buffers */
-	unsigned head, count, cap;
-	size_t bytes;       /* unconsumed bytes queued */
-	unsigned max_items; /* pause above this many queued... */
-	size_t max_bytes;   /* ...or this many bytes (0: no byte bound) */
-
-	bool armed, cancel_sent, paused, wait_pool, closing;
-	bool eof;      /* stream: the peer closed */
-	int err;       /* a terminal error, delivered after what is queued
-		    * (-ENOMEM: a buffer could not be queued, the rest of a
-		    * stream is refused rather than delivered with a hole) */
-	unsigned held; /* inside rx_cqe: on_ready may close q, which must
-			* then not be freed until rx_cqe is done with it */
+	union {
+		struct giong_recvbuf *one;   /* cap 1: the only queued buffer, in place */
+		struct giong_recvbuf **ring; /* cap > 1: a ring on the heap */
+	} items;
+	unsigned head, count, cap; /* cap 1, or the heap ring's length */
+	int err;                   /* a terminal error, delivered after what is queued
+				    * (-ENOMEM: a buffer could not be queued, the rest of a
+				    * stream is refused rather than delivered with a hole) */
+	size_t bytes;              /* unconsumed bytes queued */
 	uint64_t op_id;
 	struct giong_bufpool_waiter pool_wait;
 	struct giong_waitq waiters;
-	void (*on_ready)(void *ctx); /* data or end arrived and nobody waits */
-	void *on_ready_ctx;
-	void (*on_free)(struct giong__rxq *q); /* closing and the kernel is done */
-	struct giong_bufpool_dry dry;          /* on the worker's list, for a dry pool */
+	struct giong_bufpool_dry dry; /* on the worker's list, for a dry pool */
 };
 
-/* Set up @q on @fd. max_items/max_bytes: the backpressure bounds. */
-void giong__net_rxq_init(struct giong__rxq *q, int fd, bool msg, unsigned max_items,
-			 size_t max_bytes, void (*on_free)(struct giong__rxq *q));
+/* Set up @q on @fd for an owner of kind @ops, which must outlive q. */
+void giong__net_rxq_init(struct giong__rxq *q, int fd, const struct giong__rxq_ops *ops);
 /* Arm the multishot receive if it should be and is not. 0 or -errno. */
 int giong__net_rxq_arm(struct giong__rxq *q);
 /* The oldest queued buffer (still queued), or NULL. */

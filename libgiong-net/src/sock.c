@@ -47,13 +47,23 @@ static void rx_freed(struct giong__rxq *q)
 	sock_free_if_done(s);
 }
 
-static void rx_ready(void *ctx)
+/* Data or the end arrived, no task waits: call the readable callback, if
+ * one is set (on the receive's completion, or from deferred_ready). */
+static void rx_ready(struct giong__rxq *q)
 {
-	struct giong__sock *s = ctx;
+	struct giong__sock *s = giong__container_of(q, struct giong__sock, rxq);
 
 	if (s->readable_fn)
 		s->readable_fn(&s->base, s->readable_ctx);
 }
+
+static const struct giong__rxq_ops sock_rxq_ops = {
+	.on_ready = rx_ready,
+	.on_free = rx_freed,
+	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
+	.max_items = 16,
+	.max_bytes = 256 * 1024,
+};
 
 struct giong__sock *giong__net_sock_of(const struct giong_stream *st)
 {
@@ -71,12 +81,9 @@ int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong
 		return -ENOMEM;
 	}
 	s->base.ops = ops;
-	s->fd = fd;
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
-	/* Pause a stream nobody reads at 16 buffers or 256 KiB queued. */
-	giong__net_rxq_init(&s->rxq, fd, false, 16, 256 * 1024, rx_freed);
-	s->rxq.on_ready_ctx = s;
+	giong__net_rxq_init(&s->rxq, fd, &sock_rxq_ops);
 	*ret = &s->base;
 	return 0;
 }
@@ -137,7 +144,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 	if (!sqe)
 		return -EBUSY;
 	/* @buf is the caller's, lent to the kernel until giong_io returns. */
-	io_uring_prep_recv(sqe, s->fd, buf, io_len(len), 0);
+	io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), 0);
 	return giong_io(sqe);
 }
 
@@ -200,7 +207,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		n = -EBUSY;
 	} else if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
-		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
+		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
 		n = giong_io(sqe);
 	} else {
 		/* mh lives in this frame and iov is the caller's: both lent to the
@@ -208,7 +215,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = (struct iovec *)iov;
 		mh.msg_iovlen = (size_t)niov;
-		io_uring_prep_sendmsg(sqe, s->fd, &mh, (unsigned)sflags);
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, (unsigned)sflags);
 		n = giong_io(sqe);
 	}
 	s->writing = false;
@@ -256,7 +263,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 	req->_stream = st;
 	if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until send_done. */
-		io_uring_prep_send(sqe, s->fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
+		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
 				   MSG_NOSIGNAL | MSG_WAITALL);
 	} else {
 		/* req->_mh, the caller's iov array and its bytes are lent to the
@@ -264,7 +271,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 		memset(&req->_mh, 0, sizeof(req->_mh));
 		req->_mh.msg_iov = (struct iovec *)iov;
 		req->_mh.msg_iovlen = (size_t)niov;
-		io_uring_prep_sendmsg(sqe, s->fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
 	}
 	if ((r = giong_op_start(sqe, send_done, req, NULL))) {
 		req->_stream = NULL;
@@ -287,7 +294,7 @@ static int sock_shutdown(struct giong_stream *st, int how)
 		return r;
 	sqe = giong_sqe();
 	if (sqe) {
-		io_uring_prep_shutdown(sqe, s->fd, how);
+		io_uring_prep_shutdown(sqe, s->rxq.fd, how);
 		r = giong_io(sqe);
 	} else {
 		r = -EBUSY;
@@ -308,7 +315,7 @@ static int sock_close(struct giong_stream *st)
 		return r;
 	if (s->closing)
 		return -EBADF;
-	fd = s->fd; /* s may be freed by giong__net_rxq_close() below */
+	fd = s->rxq.fd; /* s may be freed by giong__net_rxq_close() below */
 	s->closing = true;
 	s->readable_fn = NULL;
 	/* Cancel everything in the kernel on this descriptor (the multishot
@@ -316,7 +323,7 @@ static int sock_close(struct giong_stream *st)
 	 * and the stream's memory waits for all of them. */
 	sqe = giong_sqe();
 	if (sqe) {
-		io_uring_prep_cancel_fd(sqe, s->fd, IORING_ASYNC_CANCEL_ALL);
+		io_uring_prep_cancel_fd(sqe, s->rxq.fd, IORING_ASYNC_CANCEL_ALL);
 		/* Fails only while the worker drains, which cancels all anyway. */
 		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
 	}
@@ -335,7 +342,7 @@ static void deferred_ready(void *ctx, int res, unsigned flags)
 	/* Still busy through the callback: it may close the stream, which
 	 * must then not be freed until we are done with it. */
 	if (!s->closing)
-		rx_ready(s);
+		rx_ready(&s->rxq);
 	sock_leave(s);
 }
 
@@ -366,11 +373,8 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 		return -EBADF;
 	s->readable_fn = fn;
 	s->readable_ctx = ctx;
-	if (!fn) {
-		s->rxq.on_ready = NULL;
+	if (!fn)
 		return 0;
-	}
-	s->rxq.on_ready = rx_ready;
 	/* Data may already wait: tell as an arrival would, from the worker
 	 * loop rather than from inside the caller's task. */
 	if (s->rxq.count || s->rxq.eof || s->rxq.err)
@@ -380,7 +384,7 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 
 static int sock_fd(const struct giong_stream *st)
 {
-	return to_sock((struct giong_stream *)st)->fd;
+	return to_sock((struct giong_stream *)st)->rxq.fd;
 }
 
 const struct giong_stream_ops giong__net_tcp_ops = {

@@ -8,18 +8,19 @@
 #include "owner.h"
 #include "rxq.h"
 
+/* Kept small: an idle keep-alive connection is one of these and nothing
+ * else (its receive armed in the kernel, no task, no buffer). */
 struct giong__sock {
 	struct giong_stream base; /* first: a giong__sock is a giong_stream */
-	int fd;
-	pthread_t owner; /* the worker's thread (owner.h) */
-	int busy;        /* operations of tasks in flight on the stream */
-	bool closing;    /* closed by its owner; freed when busy == 0 and rx is done */
-	bool rx_done;    /* the receive queue has been freed by the kernel's word */
-	bool writing;    /* a task is in a write: others queue on write_wait */
+	pthread_t owner;          /* the worker's thread (owner.h) */
+	unsigned busy;            /* operations of tasks in flight on the stream */
+	unsigned closing : 1;     /* closed by its owner; freed when busy == 0 and rx is done */
+	unsigned rx_done : 1;     /* the receive queue has been freed by the kernel's word */
+	unsigned writing : 1;     /* a write is in flight: task writes queue on write_wait */
 	struct giong_waitq write_wait;
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
-	struct giong__rxq rxq;
+	struct giong__rxq rxq; /* rxq.fd is the stream's descriptor */
 };
 
 extern const struct giong_stream_ops giong__net_tcp_ops;

@@ -81,7 +81,7 @@ int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 			continue;
 		if (st->ops != &giong__net_tcp_ops)
 			return -ENOTSUP; /* a Unix stream */
-		return setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
+		return setsockopt(s->rxq.fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
 	}
 	return -ENOTSUP;
 }

@@ -10,7 +10,7 @@
  *
  *       struct io_uring_recvmsg_out | name (msg_namelen bytes) | payload
  *
- *   (no control data: the rxq's msghdr asks for none). The header and name
+ *   (no control data: the socket's msghdr asks for none). The header and name
  *   are parsed when a datagram is taken, then consumed so that the caller's
  *   buffer points at the payload. A timeout or cancellation around the wait
  *   never touches the kernel operation, so no datagram is lost.
@@ -68,7 +68,13 @@
 #define UDP_DEFAULT_MAX_QUEUED 256
 
 struct giong_udp {
-	struct giong__rxq q; /* on_free gets &u->q */
+	struct giong__rxq q; /* the rxq's callbacks get &u->q */
+	/* Lent to the kernel while the recvmsg multishot is armed, until
+	 * udp_on_free: only its name and control lengths are read, for the
+	 * buffer layout. Here, not in the rxq: streams need none. */
+	struct msghdr mh;
+	/* udp_rxq_ops with this socket's bound (max_queued): q's table. */
+	struct giong__rxq_ops ops;
 	int fd;
 	pthread_t owner; /* the worker's thread (owner.h) */
 	bool multishot;  /* recv_from() was used: datagrams come through q */
@@ -101,10 +107,22 @@ static void udp_on_free(struct giong__rxq *q)
 {
 	struct giong_udp *u = giong__container_of(q, struct giong_udp, q);
 
-	/* The kernel is done with q (and q->mh): the multishot is over. */
+	/* The kernel is done with q (and u->mh): the multishot is over. */
 	close(u->fd);
 	free(u);
 }
+
+static struct msghdr *udp_msghdr(struct giong__rxq *q)
+{
+	return &giong__container_of(q, struct giong_udp, q)->mh;
+}
+
+/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
+static const struct giong__rxq_ops udp_rxq_ops = {
+	.on_free = udp_on_free,
+	.msghdr = udp_msghdr,
+	.max_items = UDP_DEFAULT_MAX_QUEUED,
+};
 
 static int set_opt(int fd, int level, int name, int on)
 {
@@ -158,10 +176,11 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 	}
 	u->fd = fd;
 	u->owner = giong__owner_self();
-	/* max_bytes 0: datagrams are bounded by count; each is one buffer. */
-	giong__net_rxq_init(&u->q, fd, true,
-			    opts && opts->max_queued ? opts->max_queued : UDP_DEFAULT_MAX_QUEUED, 0,
-			    udp_on_free);
+	u->mh.msg_namelen = sizeof(struct sockaddr_storage);
+	u->ops = udp_rxq_ops;
+	if (opts && opts->max_queued)
+		u->ops.max_items = opts->max_queued;
+	giong__net_rxq_init(&u->q, fd, &u->ops);
 	*ret = u;
 	return 0;
 }
@@ -232,18 +251,18 @@ static ssize_t take_datagram(struct giong_udp *u, struct giong_recvbuf **ret,
 	size_t off, plen;
 
 	memcpy(&h, giong_recvbuf_data(b), len < sizeof(h) ? len : sizeof(h));
-	o = io_uring_recvmsg_validate(&h, (int)len, &u->q.mh);
+	o = io_uring_recvmsg_validate(&h, (int)len, &u->mh);
 	if (!o) {
 		giong_recvbuf_release(b);
 		return -EIO;
 	}
-	off = (size_t)((char *)io_uring_recvmsg_payload(o, &u->q.mh) - (char *)&h);
-	plen = io_uring_recvmsg_payload_length(o, (int)len, &u->q.mh);
+	off = (size_t)((char *)io_uring_recvmsg_payload(o, &u->mh) - (char *)&h);
+	plen = io_uring_recvmsg_payload_length(o, (int)len, &u->mh);
 	if (from) {
 		socklen_t nl = o->namelen;
 
-		if (nl > u->q.mh.msg_namelen)
-			nl = u->q.mh.msg_namelen; /* cut by the kernel: keep what fit */
+		if (nl > u->mh.msg_namelen)
+			nl = u->mh.msg_namelen; /* cut by the kernel: keep what fit */
 		memset(from, 0, sizeof(*from));
 		memcpy(&from->ss, io_uring_recvmsg_name(o), nl);
 		from->len = nl;

@@ -161,6 +161,18 @@ static inline void nt_close_rst(int fd)
 	close(fd);
 }
 
+/* One int over a control socket between a test and its child process.
+ * 0, or -1 on a short read or write. */
+static inline int nt_ctl_send(int fd, int v)
+{
+	return write(fd, &v, sizeof(v)) == sizeof(v) ? 0 : -1;
+}
+
+static inline int nt_ctl_recv(int fd, int *v)
+{
+	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
+}
+
 /* Blocking helpers for plain peer threads. */
 static inline ssize_t nt_write_all(int fd, const void *buf, size_t len)
 {

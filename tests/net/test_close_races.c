@@ -51,16 +51,27 @@ static void on_readable(struct giong_stream *s, void *ctx)
 	giong_waitq_wake_one(&rc->wq, 0);
 }
 
-/* Park until @done, bounded; the callback wakes us on every call. */
-static int wait_for(struct rc *rc, const bool *done)
+/* Park until @done(@arg), bounded; the callback wakes us on every call. */
+static int wait_until(struct rc *rc, bool (*done)(const void *arg), const void *arg)
 {
 	uint64_t saved = giong_deadline_in(GUARD_MS);
 	int r = 0;
 
-	while (!*done && r >= 0)
+	while (!done(arg) && r >= 0)
 		r = giong_waitq_wait(&rc->wq, 0);
 	giong_deadline_restore(saved);
-	return *done ? 0 : r;
+	return done(arg) ? 0 : r;
+}
+
+static bool is_set(const void *flag)
+{
+	return *(const bool *)flag;
+}
+
+/* The receive queue @q has seen the end of its stream (a bit-field). */
+static bool at_eof(const void *q)
+{
+	return ((const struct giong__rxq *)q)->eof;
 }
 
 /* The callback closes the stream from inside the end-of-stream completion,
@@ -78,7 +89,7 @@ static void close_at_eof_main(unsigned w, void *arg)
 		return;
 	rc->on_ret = giong_stream_on_readable(b, on_readable, rc);
 	giong_stream_close(a);
-	rc->wait_ret = wait_for(rc, &rc->closed);
+	rc->wait_ret = wait_until(rc, is_set, &rc->closed);
 	giong_yield(); /* a tick more with b gone */
 }
 
@@ -127,7 +138,7 @@ static void close_at_reset_main(unsigned w, void *arg)
 	}
 	rc->on_ret = giong_stream_on_readable(s, on_readable, rc);
 	nt_close_rst(fd);
-	rc->wait_ret = wait_for(rc, &rc->closed);
+	rc->wait_ret = wait_until(rc, is_set, &rc->closed);
 	giong_yield();
 }
 
@@ -161,7 +172,7 @@ static void close_deferred_main(unsigned w, void *arg)
 	rc->on_ret = giong_stream_on_readable(b, on_readable, rc);
 	giong_stream_write_all(a, "hi", 2);
 	giong_stream_close(a);
-	rc->wait_ret = wait_for(rc, &sb->rxq.eof);
+	rc->wait_ret = wait_until(rc, at_eof, &sb->rxq);
 	if (rc->wait_ret || rc->on_ret || sb->rxq.armed) {
 		rc->setup = -EPROTO; /* not the state this test is about */
 		giong_stream_close(b);
@@ -170,7 +181,7 @@ static void close_deferred_main(unsigned w, void *arg)
 	rc->calls = 0;
 	rc->close_it = true;
 	rc->on_ret = giong_stream_on_readable(b, on_readable, rc);
-	rc->wait_ret = wait_for(rc, &rc->closed);
+	rc->wait_ret = wait_until(rc, is_set, &rc->closed);
 	giong_yield();
 }
 

@@ -25,23 +25,13 @@
 #define IDLE_PINGED (IDLE_CONNS / IDLE_STEP)
 #define IDLE_BATCH 500
 
-static int ctl_send(int fd, int v)
-{
-	return write(fd, &v, sizeof(v)) == sizeof(v) ? 0 : -1;
-}
-
-static int ctl_recv(int fd, int *v)
-{
-	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
-}
-
 /* The child: plain non-blocking clients, no giong at all. */
 static void idle_child(int ctl)
 {
 	static int cfds[IDLE_CONNS];
 	int port, ok = 0, made = 0, v;
 
-	if (ctl_recv(ctl, &port))
+	if (nt_ctl_recv(ctl, &port))
 		_exit(2);
 	while (made < IDLE_CONNS) {
 		int end = made + IDLE_BATCH;
@@ -49,15 +39,15 @@ static void idle_child(int ctl)
 		for (; made < end; made++) {
 			cfds[made] = nt_plain_connect(port, 1);
 			if (cfds[made] < 0) {
-				ctl_send(ctl, -made - 1);
+				nt_ctl_send(ctl, -made - 1);
 				_exit(3);
 			}
 		}
 		/* made so far; the parent answers once it has accepted them */
-		if (ctl_send(ctl, made) || ctl_recv(ctl, &v) || v != made)
+		if (nt_ctl_send(ctl, made) || nt_ctl_recv(ctl, &v) || v != made)
 			_exit(4);
 	}
-	if (ctl_recv(ctl, &v)) /* go: ping */
+	if (nt_ctl_recv(ctl, &v)) /* go: ping */
 		_exit(5);
 	for (int i = 0; i < IDLE_CONNS; i += IDLE_STEP) {
 		unsigned char b = (unsigned char)(i / IDLE_STEP);
@@ -73,12 +63,12 @@ static void idle_child(int ctl)
 		    b == (unsigned char)(i / IDLE_STEP))
 			ok++;
 	}
-	ctl_send(ctl, ok);
-	if (ctl_recv(ctl, &v)) /* done: close */
+	nt_ctl_send(ctl, ok);
+	if (nt_ctl_recv(ctl, &v)) /* done: close */
 		_exit(7);
 	for (int i = 0; i < IDLE_CONNS; i++)
 		nt_close_rst(cfds[i]);
-	ctl_send(ctl, 0);
+	nt_ctl_send(ctl, 0);
 	_exit(0);
 }
 
@@ -157,7 +147,7 @@ static intptr_t idle_acceptor(void *arg)
 /* Wait for the child's next word (the worker keeps running meanwhile). */
 static int idle_ctl_recv(struct idle *id, int *v)
 {
-	if (giong_poll(id->ctl, POLLIN, 20000) <= 0 || ctl_recv(id->ctl, v))
+	if (giong_poll(id->ctl, POLLIN, 20000) <= 0 || nt_ctl_recv(id->ctl, v))
 		return -1;
 	return 0;
 }
@@ -175,7 +165,7 @@ static void idle_main(unsigned w, void *arg)
 		return;
 	}
 	giong_spawn(idle_acceptor, id, &ta);
-	ctl_send(id->ctl, nt_listener_port(id->l));
+	nt_ctl_send(id->ctl, nt_listener_port(id->l));
 	for (;;) {
 		uint64_t until;
 
@@ -186,7 +176,7 @@ static void idle_main(unsigned w, void *arg)
 		until = giong_now_ms() + 10000;
 		while (id->accepted < v && !id->accept_err && giong_now_ms() < until)
 			giong_sleep_ms(1);
-		ctl_send(id->ctl, id->accepted);
+		nt_ctl_send(id->ctl, id->accepted);
 		if (id->accepted != v || v == IDLE_CONNS)
 			break;
 	}
@@ -199,7 +189,7 @@ static void idle_main(unsigned w, void *arg)
 	giong_sleep_ms(20);
 	giong_stats(&id->held);
 	/* A byte on every 50th: each starts a task that echoes it. */
-	ctl_send(id->ctl, 1);
+	nt_ctl_send(id->ctl, 1);
 	if (idle_ctl_recv(id, &id->echo_ok))
 		id->child_err = -2;
 	giong_sleep_ms(10);
@@ -209,7 +199,7 @@ out:
 	for (int i = 0; i < id->accepted; i++)
 		giong_stream_close(id->conns[i].s);
 	giong_listener_close(id->l);
-	ctl_send(id->ctl, 2);
+	nt_ctl_send(id->ctl, 2);
 	idle_ctl_recv(id, &v);
 }
 

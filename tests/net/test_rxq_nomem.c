@@ -5,7 +5,8 @@
  * then -ENOMEM, for good; a UDP socket reports the lost datagram once
  * (-ENOMEM) and receives on.
  *
- * The queue's only allocation is its ring of buffers (push() in rxq.c).
+ * The queue's only allocation is its ring of buffers (push() in rxq.c),
+ * made once more than one buffer is queued.
  * This file compiles rxq.c itself with malloc() replaced by one that fails
  * on demand; the library's own rxq.o is then never linked in (every symbol
  * it defines is defined here first), so sock.c and udp.c use this copy.
@@ -43,8 +44,8 @@ static void *rxq_malloc(size_t n)
 
 /* ------------------------------------------------------------ a stream */
 
-/* More than 8 pool buffers (4 KiB): the queue's first ring holds 8, and
- * growing it is the allocation that fails. */
+/* More than 8 pool buffers (4 KiB): the queue holds the first in place,
+ * its first ring holds 8, and growing that is the allocation that fails. */
 #define NM_BYTES (8 * 4096 + 4000)
 
 struct nm {
@@ -81,7 +82,8 @@ static void stream_main(unsigned w, void *arg)
 	}
 	q = &giong__net_sock_of(b)->rxq;
 	/* The receive stays armed with nobody reading: everything that
-	 * arrives is queued, the ninth buffer needs a bigger ring. */
+	 * arrives is queued, the second buffer needs a ring (allowed), the
+	 * ninth a bigger one. */
 	nm->setup = giong_stream_on_readable(b, wake_reader, nm);
 	rxq_allocs_left = 1;
 	nt_fill(5, 0, buf, NM_BYTES);
@@ -131,17 +133,31 @@ static void test_stream_error_not_hole(void **state)
 
 struct nu {
 	int setup;
-	ssize_t first, second;
-	char second_byte;
+	ssize_t got[4]; /* each receive's result */
+	char byte[4];   /* and its byte */
 };
+
+/* One datagram's length (its first byte in *@byte), or -errno; bounded. */
+static ssize_t recv_byte(struct giong_udp *u, char *byte)
+{
+	uint64_t saved = giong_deadline_in(GUARD_MS); /* without the fix: lost, silently */
+	struct giong_recvbuf *b;
+	ssize_t n = giong_udp_recv(u, &b, NULL);
+
+	giong_deadline_restore(saved);
+	if (n > 0) {
+		*byte = *(const char *)giong_recvbuf_data(b);
+		giong_recvbuf_release(b);
+	}
+	return n;
+}
 
 static void udp_main(unsigned w, void *arg)
 {
 	struct nu *nu = arg;
 	struct giong_udp *u, *tx;
-	struct giong_recvbuf *b;
 	struct giong_addr ua;
-	uint64_t saved;
+	uint64_t until;
 
 	(void)w;
 	if ((nu->setup = giong_udp_bind("127.0.0.1:0", NULL, &u)))
@@ -151,25 +167,24 @@ static void udp_main(unsigned w, void *arg)
 		giong_udp_close(u);
 		return;
 	}
-	/* Queued in the socket before the receive is armed: the first push
-	 * needs the queue's ring, and cannot have it. */
-	giong_udp_send_to(tx, "1", 1, &ua);
+	/* One queued datagram is held in place: no allocation. */
 	rxq_allocs_left = 0;
-	saved = giong_deadline_in(GUARD_MS); /* without the fix: lost, silently */
-	nu->first = giong_udp_recv(u, &b, NULL);
-	giong_deadline_restore(saved);
-	rxq_allocs_left = -1;
-	if (nu->first >= 0)
-		giong_recvbuf_release(b);
-	/* Reported once; the next datagram comes through. */
+	giong_udp_send_to(tx, "1", 1, &ua);
+	nu->got[0] = recv_byte(u, &nu->byte[0]);
+	/* The receive stays armed, nobody takes: the second datagram queued
+	 * needs the queue's ring, and cannot have it. */
 	giong_udp_send_to(tx, "2", 1, &ua);
-	saved = giong_deadline_in(GUARD_MS);
-	nu->second = giong_udp_recv(u, &b, NULL);
-	giong_deadline_restore(saved);
-	if (nu->second > 0) {
-		nu->second_byte = *(const char *)giong_recvbuf_data(b);
-		giong_recvbuf_release(b);
-	}
+	giong_udp_send_to(tx, "3", 1, &ua);
+	until = giong_now_ms() + GUARD_MS;
+	while (!rxq_allocs_failed && giong_now_ms() < until)
+		giong_sleep_ms(1);
+	rxq_allocs_left = -1;
+	/* What was queued, then the loss reported once; the next datagram
+	 * comes through. */
+	nu->got[1] = recv_byte(u, &nu->byte[1]);
+	nu->got[2] = recv_byte(u, &nu->byte[2]);
+	giong_udp_send_to(tx, "4", 1, &ua);
+	nu->got[3] = recv_byte(u, &nu->byte[3]);
 	giong_udp_close(tx);
 	giong_udp_close(u);
 }
@@ -185,10 +200,14 @@ static void test_udp_error_once(void **state)
 	rxq_allocs_failed = 0;
 	gt_run(&c, udp_main, &nu, NULL);
 	assert_int_equal(nu.setup, 0);
+	assert_int_equal(nu.got[0], 1);
+	assert_int_equal(nu.byte[0], '1');
 	assert_true(rxq_allocs_failed >= 1);
-	assert_int_equal(nu.first, -ENOMEM);
-	assert_int_equal(nu.second, 1);
-	assert_int_equal(nu.second_byte, '2');
+	assert_int_equal(nu.got[1], 1);
+	assert_int_equal(nu.byte[1], '2');
+	assert_int_equal(nu.got[2], -ENOMEM);
+	assert_int_equal(nu.got[3], 1);
+	assert_int_equal(nu.byte[3], '4');
 	nt_assert_fds(fds);
 }
 
