@@ -34,6 +34,7 @@ struct route {
 	unsigned nsegs;
 	giong_http_handler_fn fn;
 	void *ctx;
+	uint64_t body_limit; /* 0: the server's */
 };
 
 struct giong_http_router {
@@ -108,6 +109,13 @@ static int split_pattern(struct route *rt)
 int giong_http_router_add(struct giong_http_router *r, const char *method, const char *pattern,
 			  giong_http_handler_fn fn, void *ctx)
 {
+	return giong_http_router_add_opts(r, method, pattern, fn, ctx, NULL);
+}
+
+int giong_http_router_add_opts(struct giong_http_router *r, const char *method, const char *pattern,
+			       giong_http_handler_fn fn, void *ctx,
+			       const struct giong_http_route_options *opts)
+{
 	struct route rt = {0};
 	size_t plen;
 	int err;
@@ -136,6 +144,7 @@ int giong_http_router_add(struct giong_http_router *r, const char *method, const
 	rt.method_len = method ? strlen(method) : 0;
 	rt.fn = fn;
 	rt.ctx = ctx;
+	rt.body_limit = opts ? opts->body_limit : 0;
 	err = !rt.pattern || (method && !rt.method) ? -ENOMEM : split_pattern(&rt);
 	if (!err && r->n == r->cap) {
 		unsigned cap = r->cap ? r->cap * 2 : 8;
@@ -257,6 +266,7 @@ int giong_http_router_match(const struct giong_http_router *r, const char *metho
 		if (method_matches(rt, method, method_len)) {
 			m->fn = rt->fn;
 			m->ctx = rt->ctx;
+			m->body_limit = rt->body_limit;
 			m->pattern = rt->pattern;
 			return 0;
 		}

@@ -192,6 +192,27 @@ static void test_long_allow_is_cut(void **state)
 	giong_http_router_free(r);
 }
 
+/* A route's own body limit comes with its match; others have 0 (the server's). */
+static void test_route_options(void **state)
+{
+	struct giong_http_route_options big = {.body_limit = 64u << 20};
+	struct giong_http_route_match m;
+	struct giong_http_router *r;
+
+	(void)state;
+	assert_int_equal(giong_http_router_new(&r), 0);
+	assert_int_equal(giong_http_router_add_opts(r, "PUT", "/upload", h_a, NULL, &big), 0);
+	assert_int_equal(giong_http_router_add_opts(r, "GET", "/plain", h_b, NULL, NULL), 0);
+	assert_int_equal(giong_http_router_add_opts(r, "PUT", "/upload", h_b, NULL, &big), -EEXIST);
+	assert_int_equal(giong_http_router_add_opts(NULL, "PUT", "/x", h_a, NULL, &big), -EINVAL);
+	assert_int_equal(giong_http_router_match(r, "PUT", 3, "/upload", 7, &m), 0);
+	assert_ptr_equal(m.fn, h_a);
+	assert_int_equal(m.body_limit, 64u << 20);
+	assert_int_equal(giong_http_router_match(r, "GET", 3, "/plain", 6, &m), 0);
+	assert_int_equal(m.body_limit, 0);
+	giong_http_router_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_order_first_wins),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_long_allow_is_cut),
+		cmocka_unit_test(test_route_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

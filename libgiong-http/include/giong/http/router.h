@@ -18,6 +18,7 @@
 #define GIONG_HTTP_ROUTER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <giong/core/api.h>
 
@@ -46,6 +47,7 @@ struct giong_http_route_match {
 	giong_http_handler_fn fn;
 	void *ctx;
 	const char *pattern; /* the route's pattern, as added */
+	uint64_t body_limit; /* the route's body limit; 0: the server's */
 	unsigned nparams;
 	struct {
 		const char *name, *value;
@@ -72,6 +74,21 @@ GIONG_API void giong_http_router_free(struct giong_http_router *r);
  */
 GIONG_API int giong_http_router_add(struct giong_http_router *r, const char *method,
 				    const char *pattern, giong_http_handler_fn fn, void *ctx);
+
+/* Per-route settings of giong_http_router_add_opts(). Zero fields: the
+ * server's. */
+struct giong_http_route_options {
+	/* The most body bytes this route takes (after de-chunking), in place of
+	 * the server's limits.body: more for an upload route that streams its
+	 * body with giong_http_request_read(), less for one that wants none. */
+	uint64_t body_limit;
+};
+
+/* giong_http_router_add_opts() - giong_http_router_add() with @opts (may be
+ * NULL: the same as giong_http_router_add()). Returns the same. */
+GIONG_API int giong_http_router_add_opts(struct giong_http_router *r, const char *method,
+					 const char *pattern, giong_http_handler_fn fn, void *ctx,
+					 const struct giong_http_route_options *opts);
 
 /*
  * giong_http_router_match() - the route for @method and @path (spans, not
