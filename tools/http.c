@@ -6,7 +6,11 @@
  * requests in progress within the grace period.
  *
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
- *        [--body-limit BYTES] [--log] [--stats]
+ *        [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]
+ *
+ * --log prints an access-log line per request to standard output;
+ * --proxy-protocol expects a PROXY header (v1 or v2) on every connection,
+ * from a load balancer in front, and logs the client it names.
  *
  * Routes:
  *   GET  /json    {"message":"Hello, World!"}       (27 bytes, application/json)
@@ -121,7 +125,7 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	const char *t = giong_http_request_target(e->req, &tl);
 
 	(void)ctx;
-	if (giong_stream_peer_addr(e->stream, &peer) == 0)
+	if (giong_http_request_client_addr(e->req, &peer) == 0)
 		giong_addr_format(&peer, addr, sizeof(addr));
 	printf("%s \"%.*s %.*s\" %d %llu\n", addr, (int)ml, m, (int)tl, t, e->status,
 	       (unsigned long long)e->body_bytes);
@@ -217,7 +221,7 @@ static void usage(int status)
 {
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
-		"            [--body-limit BYTES] [--log] [--stats]\n");
+		"            [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]\n");
 	exit(status);
 }
 
@@ -263,6 +267,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--log")) {
 			so.log = log_line;
+			continue;
+		}
+		if (!strcmp(argv[i], "--proxy-protocol")) {
+			so.proxy_protocol = true;
 			continue;
 		}
 		if (i + 1 >= argc)

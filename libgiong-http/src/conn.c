@@ -16,7 +16,10 @@
 
 #include <giong/http/status.h>
 
+#include <liburing.h>
+
 #include "conn.h"
+#include "proxy.h"
 
 static intptr_t conn_task(void *arg);
 
@@ -26,6 +29,7 @@ static void conn_free(struct giong__http_conn *c)
 
 	if (c->batch)
 		giong__http_batch_put(w, c->batch);
+	free(c->client);
 	if (c->ended)
 		giong__http_stream_ended(c->ended);
 	w->stats.open--;
@@ -534,6 +538,58 @@ static void conn_finish(struct giong__http_frame *f, bool flush)
 	conn_close(c);
 }
 
+/*
+ * The PROXY header a load balancer sends first (proxy.h), read from the
+ * socket before anything else, and exactly: the bytes after it are the
+ * client's (a TLS handshake, for a wrap), so it is first peeked at and then
+ * only its own length is taken. A balancer writes it in one piece; should it
+ * come in several, the peek is tried again every millisecond until the head
+ * deadline. Returns 0 (c->client set when it named one), -400 for a missing
+ * or malformed header, or -errno.
+ */
+static int read_proxy_header(struct giong__http_frame *f)
+{
+	struct giong__http_conn *c = f->c;
+	char buf[GIONG__HTTP_PROXY_V2_MAX];
+	struct giong_addr addr;
+	bool has = false;
+	int fd = giong_stream_fd(c->s), r;
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		struct io_uring_sqe *sqe = giong_sqe();
+
+		if (!sqe)
+			return -EBUSY;
+		/* buf is lent to the kernel until giong_io returns. */
+		io_uring_prep_recv(sqe, fd, buf, sizeof(buf), MSG_PEEK);
+		r = giong_io(sqe);
+		if (r <= 0)
+			return r ? r : -ECONNRESET;
+		r = giong__http_proxy_parse(buf, (size_t)r, &addr, &has);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			break;
+		if ((r = giong_sleep_ms(1)) < 0)
+			return r;
+	}
+	for (int got = 0; got < r;) {
+		ssize_t n = giong_stream_read(c->s, buf + got, (size_t)(r - got));
+
+		if (n <= 0)
+			return n ? (int)n : -ECONNRESET;
+		got += (int)n;
+	}
+	if (has) {
+		if (!(c->client = malloc(sizeof(*c->client))))
+			return -ENOMEM;
+		*c->client = addr;
+	}
+	return 0;
+}
+
 static intptr_t conn_task(void *arg)
 {
 	struct giong__http_conn *c = arg;
@@ -553,17 +609,29 @@ static intptr_t conn_task(void *arg)
 		return 0;
 	}
 	if (c->wrap_pending) {
-		struct giong_stream *out = NULL;
 		uint64_t saved = giong_deadline_in(srv->limits.head_timeout_ms);
 
 		c->wrap_pending = false;
-		r = srv->wrap(c->s, srv->wrap_ctx, &out);
+		r = srv->proxy_protocol ? read_proxy_header(&f) : 0;
+		if (r == -400) {
+			refuse(&f, 400); /* on the plain socket: before any wrap */
+			giong_deadline_restore(saved);
+			goto out;
+		}
+		if (r == 0 && srv->wrap) {
+			struct giong_stream *out = NULL;
+
+			r = srv->wrap(c->s, srv->wrap_ctx, &out);
+			if (!r && !out)
+				r = -EINVAL;
+			if (!r)
+				c->s = out;
+		}
 		giong_deadline_restore(saved);
-		if (r || !out) {
+		if (r) {
 			flush = false;
 			goto out;
 		}
-		c->s = out;
 	}
 	for (;;) {
 		/* The task starts because bytes arrived; later, a head is cut in
@@ -619,8 +687,8 @@ int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 		ended->conn = c;
 	w->stats.open++;
 	w->stats.accepted++;
-	if (w->srv->wrap) {
-		c->wrap_pending = true;
+	if (w->srv->wrap || w->srv->proxy_protocol) {
+		c->wrap_pending = true; /* a task from the start, for those */
 	} else if (conn_park(c) == 0) {
 		return 0; /* no task until the first bytes */
 	}

@@ -74,6 +74,7 @@ struct giong__http_conn {
 	struct giong__list_node link;          /* on w->idle or w->draining */
 	uint64_t parked_at;                    /* giong_now_ms() when parked */
 	struct giong__http_stream_wait *ended; /* giong_http_serve_stream()'s, or NULL */
+	struct giong_addr *client;             /* from a PROXY header, or NULL */
 	uint8_t park;                          /* enum giong__http_park */
 	bool wrap_pending;                     /* the options' wrap is still to run */
 	bool sending;                          /* batch->send is in flight */
@@ -108,6 +109,7 @@ struct giong_http_server {
 	void *wrap_ctx;
 	giong_http_log_fn log;
 	void *log_ctx;
+	bool proxy_protocol;
 	/* Per worker, each made by its worker on its first serve; the table is
 	 * made once (compare-and-swap) with giong_worker_count() entries. */
 	_Atomic(struct giong__http_workers *) workers;

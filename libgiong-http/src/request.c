@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "conn.h"
 #include "request.h"
 
 /* A span, its length through @len if asked for; "" or NULL when empty. */
@@ -108,4 +109,18 @@ const char *giong_http_request_param(const struct giong_http_request *r, const c
 		}
 	}
 	return NULL;
+}
+
+int giong_http_request_client_addr(const struct giong_http_request *r, struct giong_addr *out)
+{
+	const struct giong__http_conn *c;
+
+	if (!r || !out || !r->frame)
+		return -EINVAL;
+	c = r->frame->c;
+	if (c->client) {
+		*out = *c->client;
+		return 0;
+	}
+	return giong_stream_peer_addr(c->s, out);
 }

@@ -54,6 +54,7 @@ int giong_http_server_new(const struct giong_http_router *router,
 		srv->wrap_ctx = opts->wrap_ctx;
 		srv->log = opts->log;
 		srv->log_ctx = opts->log_ctx;
+		srv->proxy_protocol = opts->proxy_protocol;
 	}
 	*ret = srv;
 	return 0;

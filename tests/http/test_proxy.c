@@ -3,11 +3,13 @@
  * test_proxy.c - the PROXY protocol header parser (src/proxy.h), v1 and v2:
  * what it accepts and the address it gives, that every prefix of a valid
  * header is "need more" (0), what it refuses (-400), and random bytes
- * without a crash or an answer past the input.
+ * without a crash or an answer past the input; and end to end, a server
+ * with proxy_protocol on: the client a header names is the request's, and a
+ * connection without a valid header gets 400 and is closed.
  */
 #include <arpa/inet.h>
 
-#include "giong_test.h"
+#include "http_test.h"
 
 #include "proxy.h"
 
@@ -194,6 +196,75 @@ static void test_random(void **state)
 	}
 }
 
+/* The client's address as the handler sees it, as the body. */
+static int whoami(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	struct giong_addr a;
+	char text[GIONG_ADDR_STRLEN];
+	int r = giong_http_request_client_addr(req, &a);
+
+	(void)ctx;
+	if (r)
+		return r;
+	giong_addr_format(&a, text, sizeof(text));
+	return giong_http_response_send(res, text, strlen(text));
+}
+
+static void proxy_client(struct ht *h)
+{
+	static const char v1[] = "PROXY TCP4 203.0.113.7 192.0.2.1 40001 80\r\n"
+				 "GET /who HTTP/1.1\r\nHost: x\r\n\r\n"
+				 "GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	static const char local[] = "\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00"
+				    "GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	static const char none[] = "GET /who HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct ht_resp r;
+	struct ht_conn c;
+	int fd;
+
+	/* v1, two requests on one connection: both see the named client. */
+	if (!gt_check_true((fd = ht_connect(h)) >= 0))
+		return;
+	ht_conn_init(&c, fd);
+	gt_check_int_equal(ht_send(fd, v1, sizeof(v1) - 1), 0);
+	for (int i = 0; i < 2; i++) {
+		gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+		gt_check_int_equal(r.status, 200);
+		gt_check_string_equal(r.body, "203.0.113.7:40001");
+		ht_resp_free(&r);
+	}
+	ht_conn_close(&c);
+	/* v2 LOCAL: the connection's own peer. */
+	if (!gt_check_true((fd = ht_connect(h)) >= 0))
+		return;
+	ht_conn_init(&c, fd);
+	gt_check_int_equal(ht_send(fd, local, sizeof(local) - 1), 0);
+	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_true(!strncmp(r.body, "127.0.0.1:", 10));
+	ht_resp_free(&r);
+	ht_conn_close(&c);
+	/* No header: 400, closed. */
+	gt_check_int_equal(ht_exchange(h, none, sizeof(none) - 1, &r, false), 1);
+	gt_check_int_equal(r.status, 400);
+	ht_resp_free(&r);
+}
+
+static void test_server_with_proxy(void **state)
+{
+	struct ht h;
+	int fds = gt_count_fds();
+
+	(void)state;
+	ht_init(&h);
+	h.opts.proxy_protocol = true;
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/who", whoami, NULL), 0);
+	ht_run(&h, proxy_client);
+	assert_int_equal(h.stats.refused, 1);
+	assert_int_equal(h.stats.responses[1], 3);
+	assert_int_equal(gt_count_fds(), fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,7 +272,9 @@ int main(void)
 		cmocka_unit_test(test_v1_refused),
 		cmocka_unit_test(test_v2),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_server_with_proxy),
 	};
 
+	gt_require_uring();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include <giong/core/api.h>
 #include <giong/http/method.h>
+#include <giong/net/addr.h>
 
 GIONG_BEGIN_DECLS
 
@@ -81,6 +82,16 @@ GIONG_API int giong_http_request_header_at(const struct giong_http_request *r, u
  * the route has no such capture. */
 GIONG_API const char *giong_http_request_param(const struct giong_http_request *r, const char *name,
 					       size_t *len);
+
+/*
+ * giong_http_request_client_addr() - the client's address into @out: the one
+ * a PROXY protocol header named (when the server expects one), else the
+ * connection's peer. Returns 0, -EINVAL (NULL argument, or a request not
+ * being answered), -ENOTSUP (no socket beneath the stream), or the -errno of
+ * getpeername(2).
+ */
+GIONG_API int giong_http_request_client_addr(const struct giong_http_request *r,
+					     struct giong_addr *out);
 
 /*
  * The body. Read it whole with giong_http_request_body(), or in pieces with

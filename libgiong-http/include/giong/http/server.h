@@ -64,6 +64,14 @@ struct giong_http_server_options {
 	void *wrap_ctx;
 	giong_http_log_fn log; /* NULL: no access log */
 	void *log_ctx;
+	/* Expect a PROXY protocol header (v1 or v2, HAProxy's proxy-protocol.txt)
+	 * before anything else on every connection, from a load balancer in
+	 * front: giong_http_request_client_addr() then gives the client it
+	 * names. A connection without a valid one gets 400 and is closed. Off by
+	 * default: only turn it on behind a balancer that always sends it, or
+	 * any client can claim any address. Plain sockets only (the header comes
+	 * before the wrap, a TLS handshake say). */
+	bool proxy_protocol;
 };
 
 /* A worker's counters (giong_http_server_stats()). */
