@@ -12,7 +12,7 @@
 
 static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
-void giong__http_body_begin(struct giong__http_frame *f)
+void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit)
 {
 	struct giong__http_body_state *b = &f->body;
 	const struct giong__http_head *h = &f->req.head;
@@ -23,6 +23,7 @@ void giong__http_body_begin(struct giong__http_frame *f)
 	if (h->body == GIONG__HTTP_BODY_CHUNKED) {
 		b->chunked = true;
 		giong__http_chunked_init(&b->dec, &f->c->w->srv->limits);
+		b->dec.body_max = limit; /* the route's, or the server's */
 	} else if (h->body == GIONG__HTTP_BODY_LENGTH && h->content_length) {
 		b->left = h->content_length;
 	} else {

@@ -416,30 +416,29 @@ static int answer(struct giong__http_frame *f)
 	const struct giong_http_server *srv = c->w->srv;
 	struct giong__http_head *h = &f->req.head;
 	struct giong_http_route_match *m = &f->req.route;
+	uint64_t limit;
 	int r, hr;
 
 	giong__http_response_begin(f);
-	giong__http_body_begin(f);
 	if (!h->keep_alive || c->w->shutting_down || giong_is_shutting_down())
 		f->res.close = true;
-	if (h->body == GIONG__HTTP_BODY_LENGTH && h->content_length > srv->limits.body) {
+	r = giong_http_router_match(srv->router, h->method, h->method_len, h->path, h->path_len, m);
+	limit = r == 0 && m->body_limit ? m->body_limit : srv->limits.body;
+	giong__http_body_begin(f, limit);
+	if (h->body == GIONG__HTTP_BODY_LENGTH && h->content_length > limit) {
 		/* Refused before 100 Continue, and before any of the body is read. */
 		c->w->stats.body_too_large++;
 		f->res.close = true;
 		r = giong__http_response_simple(&f->res, 413, NULL, NULL);
-	} else {
-		r = giong_http_router_match(srv->router, h->method, h->method_len, h->path,
-					    h->path_len, m);
-		if (r == -ENOENT) {
-			r = giong__http_response_simple(&f->res, 404, NULL, NULL);
-		} else if (r == -EPERM) {
-			r = giong__http_response_simple(&f->res, 405, m->allow, NULL);
-		} else if (r == 0) {
-			hr = m->fn(&f->req, &f->res, m->ctx);
-			if (hr < 0)
-				c->w->stats.handler_errors++;
-			r = giong__http_response_finish(&f->res, hr);
-		}
+	} else if (r == -ENOENT) {
+		r = giong__http_response_simple(&f->res, 404, NULL, NULL);
+	} else if (r == -EPERM) {
+		r = giong__http_response_simple(&f->res, 405, m->allow, NULL);
+	} else if (r == 0) {
+		hr = m->fn(&f->req, &f->res, m->ctx);
+		if (hr < 0)
+			c->w->stats.handler_errors++;
+		r = giong__http_response_finish(&f->res, hr);
 	}
 	if (r == 0 && f->res.ended)
 		log_response(f);

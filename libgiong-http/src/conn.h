@@ -194,7 +194,8 @@ ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p);
 void giong__http_frame_consume(struct giong__http_frame *f, size_t n);
 
 /* body.c */
-void giong__http_body_begin(struct giong__http_frame *f);
+/* Ready the body of the request just parsed, bounded by @limit bytes. */
+void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit);
 /* Read and drop what the handler left of the body: 0, or -errno (close). */
 int giong__http_body_finish(struct giong__http_frame *f);
 void giong__http_body_end(struct giong__http_frame *f);

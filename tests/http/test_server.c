@@ -4,7 +4,8 @@
  * blocking client (http_test.h): the first smoke of the whole path.
  *  - a GET answered with Date and Content-Length, keep-alive kept;
  *  - 16 pipelined requests in one write, answered in order;
- *  - 404 and 405 (with Allow), the connection kept.
+ *  - 404 and 405 (with Allow), the connection kept;
+ *  - a route's own body limit, above and below the server's.
  */
 #include "http_test.h"
 
@@ -72,10 +73,77 @@ static void test_smoke(void **state)
 	assert_int_equal(h.stats.open, 0);
 }
 
+/* The body's length as text. */
+static int count(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	const void *body;
+	ssize_t n = giong_http_request_body(req, &body);
+	char text[32];
+
+	(void)ctx;
+	if (n < 0)
+		return (int)n;
+	snprintf(text, sizeof(text), "%zd", n);
+	return giong_http_response_send(res, text, strlen(text));
+}
+
+static void limits_client(struct ht *h)
+{
+	static const char small_chunked[] = "POST /small HTTP/1.1\r\nHost: t\r\n"
+					    "Transfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n"
+					    "5\r\nghijk\r\n0\r\n\r\n";
+	size_t big = 3u << 20;
+	char *req = malloc(big + 256);
+	struct ht_resp r;
+	int n;
+
+	if (!gt_check_non_null(req))
+		return;
+	/* 3 MiB to a route allowed 4 MiB, over the server's 1 MiB. */
+	n = snprintf(req, 256, "POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: %zu\r\n\r\n", big);
+	memset(req + n, 'b', big);
+	gt_check_int_equal(ht_exchange(h, req, (size_t)n + big, &r, false), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_int_equal(atol(r.body), (long)big);
+	ht_resp_free(&r);
+	/* 11 bytes to a route allowed 10: 413 before the body, closed. */
+	n = snprintf(req, 256, "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\n");
+	gt_check_int_equal(ht_exchange(h, req, (size_t)n, &r, false), 1);
+	gt_check_int_equal(r.status, 413);
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_exchange(h, small_chunked, sizeof(small_chunked) - 1, &r, false), 1);
+	gt_check_int_equal(r.status, 413);
+	ht_resp_free(&r);
+	/* 10 is fine. */
+	n = snprintf(req, 256,
+		     "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789");
+	gt_check_int_equal(ht_exchange(h, req, (size_t)n, &r, false), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_string_equal(r.body, "10");
+	ht_resp_free(&r);
+	free(req);
+}
+
+static void test_route_body_limits(void **state)
+{
+	struct giong_http_route_options big = {.body_limit = 4u << 20}, small = {.body_limit = 10};
+	struct ht h;
+
+	(void)state;
+	ht_init(&h);
+	assert_int_equal(giong_http_router_add_opts(h.router, "POST", "/big", count, NULL, &big),
+			 0);
+	assert_int_equal(
+		giong_http_router_add_opts(h.router, "POST", "/small", count, NULL, &small), 0);
+	ht_run(&h, limits_client);
+	assert_int_equal(h.stats.body_too_large, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_smoke),
+		cmocka_unit_test(test_route_body_limits),
 	};
 
 	gt_require_uring();
