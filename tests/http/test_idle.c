@@ -14,6 +14,9 @@
  * no giong), so that neither process needs much more than N descriptors
  * (the hard limit may be 20,000 and not raisable). The scenario thread talks
  * to it over a socketpair.
+ *
+ * Also: idle_timeout_ms closes a connection left idle (the sweeper), and
+ * not one that keeps asking.
  */
 #include <sys/wait.h>
 
@@ -225,10 +228,50 @@ static void test_idle_keepalive_connections(void **state)
 	ht_assert_fds(fds);
 }
 
+/* idle_timeout_ms: a connection left idle is closed by the sweeper; one
+ * that asks again in time is kept. */
+static void timeout_client(struct ht *h)
+{
+	struct ht_conn quiet, busy;
+	struct ht_resp r;
+
+	ht_conn_init(&quiet, ht_connect(h));
+	ht_conn_init(&busy, ht_connect(h));
+	if (!gt_check_true(quiet.fd >= 0 && busy.fd >= 0))
+		return;
+	gt_check_int_equal(ht_send_str(quiet.fd, idle_req), 0);
+	gt_check_int_equal(ht_read_response(&quiet, &r, false), 0);
+	ht_resp_free(&r);
+	for (int i = 0; i < 8; i++) {
+		gt_check_int_equal(ht_send_str(busy.fd, idle_req), 0);
+		gt_check_int_equal(ht_read_response(&busy, &r, false), 0);
+		ht_resp_free(&r);
+		usleep(100 * 1000);
+	}
+	gt_check_int_equal(ht_closed_within(&quiet, 1000), 1);
+	gt_check_int_equal(ht_closed_within(&busy, 0), 0);
+	ht_conn_close(&quiet);
+	ht_conn_close(&busy);
+}
+
+static void test_idle_timeout(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	ht_init(&h);
+	h.limits.idle_timeout_ms = 300;
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/hi", hi, NULL), 0);
+	ht_run(&h, timeout_client);
+	assert_int_equal(h.stats.idle_timeouts, 1);
+	assert_int_equal(h.stats.open, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idle_keepalive_connections),
+		cmocka_unit_test(test_idle_timeout),
 	};
 
 	gt_require_uring();

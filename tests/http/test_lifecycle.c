@@ -398,6 +398,26 @@ static bool timed_out(const struct ht_live *o, const void *arg)
 	return o->write_timeouts >= *(const unsigned *)arg && o->open == 1;
 }
 
+/* Send GET /hi on @fd until the server takes no more for 300 ms (it is not
+ * reading), it closed, or 64 MiB went; the bytes sent. */
+static size_t flood(int fd)
+{
+	size_t sent = 0;
+	int stuck = 0;
+
+	while (stuck < 30 && sent < 64u * 1024 * 1024) {
+		ssize_t n = send(fd, get_hi, sizeof(get_hi) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n == (ssize_t)sizeof(get_hi) - 1)
+			sent += (size_t)n, stuck = 0;
+		else if (n < 0 && errno == EAGAIN)
+			stuck++, usleep(10000);
+		else
+			break; /* closed already, or a part of one sent */
+	}
+	return sent;
+}
+
 static void nonreader_client(struct ht *h)
 {
 	static const char get_big[] = "GET /big HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -405,8 +425,7 @@ static void nonreader_client(struct ht *h)
 	struct ht_conn c;
 	unsigned want = 1;
 	long rss0 = ht_rss_kb();
-	size_t sent = 0;
-	int stuck = 0;
+	size_t sent;
 
 	/* 32 MiB of responses asked for, none read. */
 	if (!conn_open(h, &c))
@@ -420,17 +439,7 @@ static void nonreader_client(struct ht *h)
 	/* Small responses, as many requests as the server takes in, none read. */
 	if (!conn_open(h, &c))
 		return;
-	while (stuck < 30 && sent < 64u * 1024 * 1024) {
-		ssize_t n = send(c.fd, get_hi, sizeof(get_hi) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n == (ssize_t)sizeof(get_hi) - 1) {
-			sent += (size_t)n, stuck = 0;
-		} else if (n < 0 && errno == EAGAIN) {
-			stuck++, usleep(10000);
-		} else {
-			break; /* closed already, or a part of one sent */
-		}
-	}
+	sent = flood(c.fd);
 	want = 2;
 	gt_check_int_equal(ht_wait_stats(h, &st, timed_out, &want, 5000), 1);
 	print_message("a non-reader: %zu bytes of requests taken; RSS %ld -> %ld KiB\n", sent, rss0,
@@ -452,6 +461,37 @@ static void test_write_timeout(void **state)
 	ht_run(&h, nonreader_client);
 	assert_int_equal(h.stats.write_timeouts, 2);
 	assert_int_equal(h.stats.open, 0);
+}
+
+/* Shutdown with a peer that does not read (a batch stuck in flight, the
+ * write timeout far away): the server waits for it, and ends as soon as the
+ * peer goes away, within the grace period. (One that stays past the grace
+ * period is cancelled with the serve task: giong_http_serve() then returns
+ * -ECANCELED, as documented.) */
+static void shutdown_nonreader_client(struct ht *h)
+{
+	struct ht_conn c;
+
+	if (!conn_open(h, &c))
+		return;
+	flood(c.fd);
+	giong_runtime_shutdown(h->rt);
+	usleep(300 * 1000);
+	ht_close_rst(c.fd);
+	c.fd = -1;
+	ht_conn_close(&c);
+}
+
+static void test_shutdown_nonreader(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	init(&h);
+	h.cfg.shutdown_grace_ms = 3000;
+	ht_run(&h, shutdown_nonreader_client);
+	assert_int_equal(h.stats.open, 0);
+	assert_int_equal(h.stats.write_timeouts, 0);
 }
 
 /* ------------------------------------------------ the wrap hook */
@@ -530,13 +570,10 @@ static void test_wrap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_many_connections),
-		cmocka_unit_test(test_graceful_shutdown),
-		cmocka_unit_test(test_unix_socket),
-		cmocka_unit_test(test_serve_stream),
-		cmocka_unit_test(test_connection_limit),
-		cmocka_unit_test(test_write_timeout),
-		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_many_connections),   cmocka_unit_test(test_graceful_shutdown),
+		cmocka_unit_test(test_unix_socket),        cmocka_unit_test(test_serve_stream),
+		cmocka_unit_test(test_connection_limit),   cmocka_unit_test(test_write_timeout),
+		cmocka_unit_test(test_shutdown_nonreader), cmocka_unit_test(test_wrap),
 	};
 
 	gt_require_uring();
