@@ -148,7 +148,7 @@ static int wait_sent(struct giong__http_frame *f)
 	uint64_t saved;
 	int r = 0;
 
-	if (c->sending) {
+	if (c->sending && !c->broken) {
 		saved = giong_deadline_in(c->w->srv->limits.write_timeout_ms);
 		c->sent_wait = &f->wait;
 		while (c->sending && r >= 0)
@@ -157,8 +157,12 @@ static int wait_sent(struct giong__http_frame *f)
 		giong_deadline_restore(saved);
 		if (r == -ETIMEDOUT)
 			c->w->stats.write_timeouts++;
-		if (r < 0)
-			return r; /* the send is still in flight: only a close ends it */
+		if (r < 0) {
+			/* The send is still in flight: only a close ends it, and
+			 * nothing more is to be tried on the connection. */
+			c->broken = true;
+			return r;
+		}
 	}
 	return c->broken ? -EPIPE : 0;
 }

@@ -160,7 +160,10 @@ int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_
 				return r;
 			r = file_read(fd, dst, (size_t)(len - got), (uint64_t)off + got);
 			if (r <= 0) {
-				f->c->broken = true; /* the head promised len bytes */
+				/* The head promised len bytes: what is queued goes,
+				 * this body cut short, then the connection closes. */
+				f->res.close = true;
+				f->c->last = true;
 				return r ? r : -EIO;
 			}
 			o->len += (size_t)r;

@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -407,6 +408,149 @@ static inline int ht_exchange(const struct ht *h, const char *req, size_t len, s
 		ret = ht_closed_within(&c, 500);
 	ht_conn_close(&c);
 	return ret;
+}
+
+/* ------------------------------------- descriptors, memory, counters */
+
+/* Raise RLIMIT_NOFILE to @n, or as far as the hard limit allows. Returns
+ * the soft limit now in force, or -errno. */
+static inline long ht_raise_nofile(rlim_t n)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= n)
+		return (long)rl.rlim_cur;
+	if (rl.rlim_max < n) {
+		struct rlimit want = {n, n};
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			return (long)n;
+	}
+	rl.rlim_cur = rl.rlim_max < n ? rl.rlim_max : n;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : (long)rl.rlim_cur;
+}
+
+/* Close @fd with a reset: no TIME_WAIT left behind. */
+static inline void ht_close_rst(int fd)
+{
+	struct linger lg = {1, 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+/* Assert the process has @before descriptors open again; list them if not. */
+static inline void ht_assert_fds(int before)
+{
+	int now = gt_count_fds();
+
+	if (now != before) {
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char path[300], link[256];
+			ssize_t n;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			link[n > 0 ? n : 0] = '\0';
+			print_message("fd %s -> %s\n", e->d_name, link);
+		}
+		if (d)
+			closedir(d);
+	}
+	assert_int_equal(now, before);
+}
+
+/* The resident memory of the process, in KiB (0 if unknown). */
+static inline long ht_rss_kb(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* What GET /stats (ht_add_stats()) answers: the counters of the worker
+ * that served it, read while it ran. */
+struct ht_live {
+	unsigned open, idle, fibers, stacks, bufs_total, bufs_free;
+	unsigned long long accepted, requests, write_timeouts, idle_timeouts, limit_pauses;
+};
+
+static int ht_stats_handler(struct giong_http_request *req, struct giong_http_response *res,
+			    void *ctx)
+{
+	const struct ht *h = ctx;
+	struct giong_http_stats hs;
+	struct giong_stats s;
+	char body[512];
+	int n;
+
+	(void)req;
+	if (giong_stats(&s) || giong_http_server_stats(h->srv, (unsigned)giong_worker_index(), &hs))
+		return -EIO;
+	n = snprintf(body, sizeof(body), "%u %u %u %u %u %u %llu %llu %llu %llu %llu", hs.open,
+		     hs.idle, s.fibers_live, s.stacks_live, s.recvbufs_total, s.recvbufs_free,
+		     (unsigned long long)hs.accepted, (unsigned long long)hs.requests,
+		     (unsigned long long)hs.write_timeouts, (unsigned long long)hs.idle_timeouts,
+		     (unsigned long long)hs.limit_pauses);
+	return giong_http_response_send(res, body, (size_t)n);
+}
+
+/* Route GET /stats to the counters (before ht_run()). */
+static inline void ht_add_stats(struct ht *h)
+{
+	assert_int_equal(giong_http_router_add(h->router, "GET", "/stats", ht_stats_handler, h), 0);
+}
+
+/* The counters, asked on a connection of their own (which is one of the
+ * open ones and not idle while they are read). 0 or -errno. */
+static inline int ht_get_stats(const struct ht *h, struct ht_live *o)
+{
+	static const char req[] = "GET /stats HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	struct ht_resp r;
+	int ret = ht_exchange(h, req, sizeof(req) - 1, &r, false);
+
+	if (ret < 0)
+		return ret;
+	memset(o, 0, sizeof(*o));
+	if (r.status != 200 ||
+	    sscanf(r.body, "%u %u %u %u %u %u %llu %llu %llu %llu %llu", &o->open, &o->idle,
+		   &o->fibers, &o->stacks, &o->bufs_total, &o->bufs_free, &o->accepted,
+		   &o->requests, &o->write_timeouts, &o->idle_timeouts, &o->limit_pauses) != 11)
+		ret = -EBADMSG;
+	ht_resp_free(&r);
+	return ret < 0 ? ret : 0;
+}
+
+/* Ask the counters until @ok(live) holds or @ms pass: 1 if it held, 0 if
+ * not (*o is the last answer), -errno. */
+static inline int ht_wait_stats(const struct ht *h, struct ht_live *o,
+				bool (*ok)(const struct ht_live *o, const void *arg),
+				const void *arg, int ms)
+{
+	for (int waited = 0;; waited += 10) {
+		int r = ht_get_stats(h, o);
+
+		if (r)
+			return r;
+		if (ok(o, arg))
+			return 1;
+		if (waited >= ms)
+			return 0;
+		usleep(10000);
+	}
 }
 
 #endif /* GIONG_HTTP_TEST_H */
