@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -407,6 +408,81 @@ static inline int ht_exchange(const struct ht *h, const char *req, size_t len, s
 		ret = ht_closed_within(&c, 500);
 	ht_conn_close(&c);
 	return ret;
+}
+
+/* ------------------------------------------- helpers of the protocol tests */
+
+/* Send @req on @c and read its response into @r. 0 or -errno. */
+static inline int ht_request(struct ht_conn *c, const char *req, struct ht_resp *r,
+			     bool head_request)
+{
+	int ret = ht_send_str(c->fd, req);
+
+	return ret ? ret : ht_read_response(c, r, head_request);
+}
+
+/* A connection to the server, in @c. false (a failed check) if none. */
+static inline bool ht_open(const struct ht *h, struct ht_conn *c)
+{
+	int fd = ht_connect(h);
+
+	ht_conn_init(c, fd);
+	return gt_check_true(fd >= 0);
+}
+
+/* Fill @buf[0..n) with a pattern that depends on the offset and @seed, so
+ * that a byte out of place, lost or doubled shows. */
+static inline void ht_pattern(char *buf, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)('A' + (i * 7 + i / 251 + seed) % 53);
+}
+
+/* A handler that answers with the whole request body (giong_http_request_body()),
+ * or returns its error; counts its calls in the atomic int @ctx (may be NULL). */
+static inline int ht_echo(struct giong_http_request *req, struct giong_http_response *res,
+			  void *ctx)
+{
+	const void *data;
+	ssize_t n = giong_http_request_body(req, &data);
+
+	if (ctx)
+		atomic_fetch_add((atomic_int *)ctx, 1);
+	if (n < 0)
+		return (int)n;
+	return giong_http_response_send(res, data, (size_t)n);
+}
+
+/* @n body bytes from @body as a chunked body into a new string (free it):
+ * chunks of the sizes in @sizes[0..nsizes), cycled. */
+static inline char *ht_chunked(const char *body, size_t n, const size_t *sizes, size_t nsizes,
+			       size_t *out_len)
+{
+	char *out = malloc(n + (n + 1) * 20 + 16), *p = out;
+
+	*out_len = 0;
+	size_t off = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; off < n; i++) {
+		size_t k = sizes[i % nsizes];
+
+		if (k > n - off)
+			k = n - off;
+		if (!k)
+			k = 1;
+		p += sprintf(p, "%zx\r\n", k);
+		memcpy(p, body + off, k);
+		p += k;
+		memcpy(p, "\r\n", 2);
+		p += 2;
+		off += k;
+	}
+	memcpy(p, "0\r\n\r\n", 5);
+	p += 5;
+	*out_len = (size_t)(p - out);
+	return out;
 }
 
 #endif /* GIONG_HTTP_TEST_H */
