@@ -98,6 +98,32 @@ static int stream(struct giong_http_request *req, struct giong_http_response *re
 	return r;
 }
 
+/* ?err=N: return -N after sending the response whole; ?close: ask for a
+ * close; ?size=N: a body of N pattern bytes. */
+static int misc(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	size_t qlen, n = 0;
+	const char *q = giong_http_request_query(req, &qlen);
+	char *body;
+	int r;
+
+	(void)ctx;
+	if (q && !strncmp(q, "size=", 5))
+		n = strtoul(q + 5, NULL, 10);
+	if (q && !strncmp(q, "close", 5))
+		giong_http_response_close(res);
+	if (q && !strncmp(q, "toobig", 6))
+		return -EMSGSIZE;
+	if (!(body = malloc(n + 1)))
+		return -ENOMEM;
+	ht_pattern(body, n, (unsigned)n);
+	r = giong_http_response_send(res, body, n);
+	free(body);
+	if (q && !strncmp(q, "err", 3))
+		return -EIO;
+	return r;
+}
+
 static void setup(struct ht *h)
 {
 	ht_init(h);
@@ -110,6 +136,7 @@ static void setup(struct ht *h)
 	assert_int_equal(giong_http_router_add(h->router, "GET", "/silent", silent, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "GET", "/api", api, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "GET", "/stream", stream, NULL), 0);
+	assert_int_equal(giong_http_router_add(h->router, "GET", "/misc", misc, NULL), 0);
 }
 
 #define GET_HELLO "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -488,13 +515,82 @@ static void test_handlers(void **state)
 	assert_int_equal(h.stats.open, 0);
 }
 
+/* Handler errors after a whole response, asked closes, the library's 413,
+ * and batches past their bound. */
+static void misc_client(struct ht *h)
+{
+	char *req = malloc(40 * 64), *p = req, *want = malloc(20000);
+	struct ht_resp r;
+	struct ht_conn c;
+
+	if (!gt_check_non_null(req) || !gt_check_non_null(want) || !ht_open(h, &c))
+		goto out;
+	/* 40 responses of 15,000 bytes requested in one write: more than a
+	 * batch holds, so it is written out mid-way; all in order. */
+	for (int i = 0; i < 40; i++)
+		p += sprintf(p, "GET /misc?size=%d HTTP/1.1\r\nHost: t\r\n\r\n", 15000 + i);
+	gt_check_int_equal(ht_send(c.fd, req, (size_t)(p - req)), 0);
+	for (int i = 0; i < 40; i++) {
+		if (!gt_check_int_equal(ht_read_response(&c, &r, false), 0))
+			break;
+		ht_pattern(want, 15000 + (size_t)i, 15000 + (unsigned)i);
+		gt_check_int_equal(r.body_len, 15000 + i);
+		gt_check_memory_equal(r.body, want, 15000 + (size_t)i);
+		ht_resp_free(&r);
+	}
+	/* A handler that failed after its response was whole: the response
+	 * stands, and (router.h) the connection is closed after it. */
+	gt_check_int_equal(ht_request(&c, "GET /misc?err HTTP/1.1\r\nHost: t\r\n\r\n", &r, false),
+			   0);
+	gt_check_int_equal(r.status, 200);
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_closed_within(&c, 1000), 1);
+	ht_conn_close(&c);
+
+	/* giong_http_response_close(): said, and done. */
+	if (!ht_open(h, &c))
+		goto out;
+	gt_check_int_equal(ht_request(&c, "GET /misc?close HTTP/1.1\r\nHost: t\r\n\r\n", &r, false),
+			   0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_true(has_header(&r, "Connection", "close"));
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_closed_within(&c, 1000), 1);
+	ht_conn_close(&c);
+
+	/* -EMSGSIZE from a handler: 413, closed. */
+	if (!ht_open(h, &c))
+		goto out;
+	gt_check_int_equal(
+		ht_request(&c, "GET /misc?toobig HTTP/1.1\r\nHost: t\r\n\r\n", &r, false), 0);
+	gt_check_int_equal(r.status, 413);
+	gt_check_true(has_header(&r, "Connection", "close"));
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_closed_within(&c, 1000), 1);
+	ht_conn_close(&c);
+out:
+	free(req);
+	free(want);
+}
+
+static void test_misc(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	setup(&h);
+	ht_run(&h, misc_client);
+	assert_int_equal(h.stats.responses[1], 42);
+	assert_int_equal(h.stats.responses[3], 1);
+	assert_int_equal(h.stats.handler_errors, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keepalive),
-		cmocka_unit_test(test_pipeline),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_handlers),
+		cmocka_unit_test(test_keepalive), cmocka_unit_test(test_pipeline),
+		cmocka_unit_test(test_refusals),  cmocka_unit_test(test_handlers),
+		cmocka_unit_test(test_misc),
 	};
 
 	gt_require_uring();
