@@ -229,7 +229,7 @@ static inline int ht_fill(struct ht_conn *c)
 {
 	ssize_t n;
 
-	if (c->len == c->cap) {
+	if (c->len + 1 >= c->cap) { /* one byte kept for a NUL after the data */
 		size_t cap = c->cap ? c->cap * 2 : 65536;
 		char *b = realloc(c->buf, cap);
 
@@ -239,7 +239,7 @@ static inline int ht_fill(struct ht_conn *c)
 		c->cap = cap;
 	}
 	do
-		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
@@ -248,6 +248,7 @@ static inline int ht_fill(struct ht_conn *c)
 		return 0;
 	}
 	c->len += (size_t)n;
+	c->buf[c->len] = '\0'; /* sscanf() and strtoull() stop there */
 	return 1;
 }
 
@@ -255,6 +256,7 @@ static inline void ht_drop(struct ht_conn *c, size_t n)
 {
 	memmove(c->buf, c->buf + n, c->len - n);
 	c->len -= n;
+	c->buf[c->len] = '\0';
 }
 
 /* The value of field @name (case-insensitive) in @r's head into @out;

@@ -62,6 +62,15 @@ static int ignore(struct giong_http_request *req, struct giong_http_response *re
 	return giong_http_response_send(res, "ignored", 7);
 }
 
+/* Adds a field, then reads the body: a 100 owed goes out ahead of the
+ * begun head. */
+static int late_read(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	int r = giong_http_response_header(res, "X-Before", "1");
+
+	return r ? r : ht_echo(req, res, ctx);
+}
+
 static void setup(struct ht *h)
 {
 	ht_init(h);
@@ -69,6 +78,7 @@ static void setup(struct ht *h)
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/echo", ht_echo, &handled), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/pieces", pieces, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/ignore", ignore, NULL), 0);
+	assert_int_equal(giong_http_router_add(h->router, "POST", "/late", late_read, NULL), 0);
 }
 
 /* POST @body[0..n) to @path on @c, with Content-Length or chunked; the
@@ -260,6 +270,91 @@ static void test_expect(void **state)
 	assert_int_equal(h.stats.responses[3], 2);
 }
 
+/* Bodies pipelined with the heads around them in one write; 100-continue
+ * behind a response still queued, and after a field was added; trailers. */
+static void pipelined_client(struct ht *h)
+{
+	size_t n = 60000, len = 0;
+	char *body = malloc(n), *all = malloc(4 * n), hd[128];
+	struct ht_resp r;
+	struct ht_conn c;
+
+	if (!gt_check_non_null(body) || !gt_check_non_null(all) || !ht_open(h, &c))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		len += (size_t)sprintf(
+			all + len, "POST /%s HTTP/1.1\r\nHost: t\r\nContent-Length: %zu\r\n\r\n",
+			i == 1 ? "ignore" : "echo", n - (size_t)i);
+		ht_pattern(all + len, n - (size_t)i, (unsigned)i);
+		len += n - (size_t)i;
+	}
+	len += (size_t)sprintf(all + len, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+					  "\r\nend");
+	gt_check_int_equal(ht_send(c.fd, all, len), 0);
+	for (int i = 0; i < 3; i++) {
+		if (!gt_check_int_equal(ht_read_response(&c, &r, false), 0))
+			break;
+		ht_pattern(body, n - (size_t)i, (unsigned)i);
+		if (i == 1) {
+			gt_check_string_equal(r.body, "ignored");
+		} else {
+			gt_check_int_equal(r.body_len, n - (size_t)i);
+			gt_check_memory_equal(r.body, body, n - (size_t)i);
+		}
+		ht_resp_free(&r);
+	}
+	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+	gt_check_string_equal(r.body, "end");
+	ht_resp_free(&r);
+
+	/* A request answered (in the batch), then one expecting a 100, in one
+	 * write: the 200, the 100, then after the body its response. */
+	gt_check_int_equal(
+		ht_send_str(c.fd, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nab"
+				  "POST /late HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+				  "Expect: 100-continue\r\n\r\n"),
+		0);
+	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+	gt_check_string_equal(r.body, "ab");
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+	gt_check_int_equal(r.status, 100);
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_request(&c, "xyz", &r, false), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_string_equal(r.body, "xyz");
+	gt_check_true(ht_header(&r, "X-Before", hd, sizeof(hd)) && !strcmp(hd, "1"));
+	ht_resp_free(&r);
+
+	/* Trailers are read and dropped; the connection serves on. */
+	gt_check_int_equal(
+		ht_request(&c,
+			   "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+			   "\r\n2;ext=1\r\nhi\r\n0\r\nX-Trailer: 1\r\nX-Two: 2\r\n\r\n",
+			   &r, false),
+		0);
+	gt_check_string_equal(r.body, "hi");
+	ht_resp_free(&r);
+	echo_check(&c, "/echo", 7, true);
+	gt_check_int_equal(ht_closed_within(&c, 100), 0);
+	ht_conn_close(&c);
+out:
+	free(body);
+	free(all);
+}
+
+static void test_pipelined(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	setup(&h);
+	ht_run(&h, pipelined_client);
+	assert_int_equal(h.stats.requests, 8);
+	assert_int_equal(h.stats.responses[0], 1);
+	assert_int_equal(h.stats.responses[1], 8);
+}
+
 /* ------------------------------------------------------- slow and gone */
 
 static void slow_client(struct ht *h)
@@ -328,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo),
 		cmocka_unit_test(test_expect),
+		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_slow),
 	};
 
