@@ -423,6 +423,19 @@ static inline int ht_request(struct ht_conn *c, const char *req, struct ht_resp 
 	return ret ? ret : ht_read_response(c, r, head_request);
 }
 
+/* Send @req on @c, read its response, and check its @status and (unless
+ * NULL) its @body. Whether all held. */
+static inline bool ht_expect(struct ht_conn *c, const char *req, int status, const char *body)
+{
+	struct ht_resp r;
+	bool ok = gt_check_int_equal(ht_request(c, req, &r, false), 0) &&
+		  gt_check_int_equal(r.status, status) &&
+		  (!body || gt_check_string_equal(r.body, body));
+
+	ht_resp_free(&r);
+	return ok;
+}
+
 /* A connection to the server, in @c. false (a failed check) if none. */
 static inline bool ht_open(const struct ht *h, struct ht_conn *c)
 {

@@ -71,6 +71,16 @@ static int late_read(struct giong_http_request *req, struct giong_http_response 
 	return r ? r : ht_echo(req, res, ctx);
 }
 
+/* Reads the first 13 bytes only: the rest is dropped after it. */
+static int first13(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	char buf[13];
+	ssize_t n = giong_http_request_read(req, buf, sizeof(buf));
+
+	(void)ctx;
+	return n < 0 ? (int)n : giong_http_response_send(res, buf, (size_t)n);
+}
+
 static void setup(struct ht *h)
 {
 	ht_init(h);
@@ -79,6 +89,7 @@ static void setup(struct ht *h)
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/pieces", pieces, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/ignore", ignore, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/late", late_read, NULL), 0);
+	assert_int_equal(giong_http_router_add(h->router, "POST", "/first13", first13, NULL), 0);
 }
 
 /* POST @body[0..n) to @path on @c, with Content-Length or chunked; the
@@ -184,10 +195,7 @@ static void expect_client(struct ht *h)
 	gt_check_int_equal(r.status, 100);
 	gt_check_string_equal(r.head, "HTTP/1.1 100 Continue\r\n\r\n");
 	ht_resp_free(&r);
-	gt_check_int_equal(ht_request(&c, "hello", &r, false), 0);
-	gt_check_int_equal(r.status, 200);
-	gt_check_string_equal(r.body, "hello");
-	ht_resp_free(&r);
+	ht_expect(&c, "hello", 200, "hello");
 	gt_check_int_equal(
 		ht_request(&c,
 			   "POST /pieces HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked"
@@ -196,10 +204,7 @@ static void expect_client(struct ht *h)
 		0);
 	gt_check_int_equal(r.status, 100);
 	ht_resp_free(&r);
-	gt_check_int_equal(ht_request(&c, "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", &r, false), 0);
-	gt_check_int_equal(r.status, 200);
-	gt_check_string_equal(r.body, "abcde");
-	ht_resp_free(&r);
+	ht_expect(&c, "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", 200, "abcde");
 	/* A handler that does not read: no 100, and the body never comes, so
 	 * the connection closes after the response. */
 	gt_check_int_equal(ht_request(&c,
@@ -336,6 +341,20 @@ static void pipelined_client(struct ht *h)
 	gt_check_string_equal(r.body, "hi");
 	ht_resp_free(&r);
 	echo_check(&c, "/echo", 7, true);
+	/* Read in part: the rest dropped, the connection serves on. */
+	for (int chunked = 0; chunked < 2; chunked++) {
+		ht_pattern(body, 5000, 1);
+		gt_check_int_equal(post(&c, "/first13", body, 5000, chunked, &r), 0);
+		gt_check_int_equal(r.body_len, chunked ? 1 : 13); /* the first chunk is 1 byte */
+		gt_check_memory_equal(r.body, body, r.body_len);
+		ht_resp_free(&r);
+		echo_check(&c, "/echo", 100, chunked);
+	}
+	/* Expect in HTTP/1.0 is ignored: no 100, the body is read as sent. */
+	ht_expect(&c,
+		  "POST /echo HTTP/1.0\r\nConnection: keep-alive\r\n"
+		  "Content-Length: 2\r\nExpect: 100-continue\r\n\r\nok",
+		  200, "ok");
 	gt_check_int_equal(ht_closed_within(&c, 100), 0);
 	ht_conn_close(&c);
 out:
@@ -350,9 +369,9 @@ static void test_pipelined(void **state)
 	(void)state;
 	setup(&h);
 	ht_run(&h, pipelined_client);
-	assert_int_equal(h.stats.requests, 8);
+	assert_int_equal(h.stats.requests, 8 + 4 + 1);
 	assert_int_equal(h.stats.responses[0], 1);
-	assert_int_equal(h.stats.responses[1], 8);
+	assert_int_equal(h.stats.responses[1], 8 + 4 + 1);
 }
 
 /* ------------------------------------------------------- slow and gone */

@@ -144,13 +144,7 @@ static void setup(struct ht *h)
 /* The connection still serves: a GET /hello on it is answered. */
 static void check_alive(struct ht_conn *c)
 {
-	struct ht_resp r;
-
-	if (gt_check_int_equal(ht_request(c, GET_HELLO, &r, false), 0)) {
-		gt_check_int_equal(r.status, 200);
-		gt_check_string_equal(r.body, "hello");
-	}
-	ht_resp_free(&r);
+	ht_expect(c, GET_HELLO, 200, "hello");
 }
 
 static bool has_header(const struct ht_resp *r, const char *name, const char *value)
@@ -477,6 +471,13 @@ static void handler_client(struct ht *h)
 	gt_check_false(ht_header(&r, "Content-Length", (char[8]){0}, 8));
 	gt_check_string_equal(r.body, "abcdefg");
 	ht_resp_free(&r);
+	check_alive(&c);
+	/* HEAD of it: GET's fields, not a byte of body (nor its last chunk). */
+	gt_check_int_equal(ht_request(&c, "HEAD /stream HTTP/1.1\r\nHost: t\r\n\r\n", &r, true), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_true(has_header(&r, "Transfer-Encoding", "chunked"));
+	ht_resp_free(&r);
+	gt_check_int_equal(ht_closed_within(&c, 100), 0);
 	check_alive(&c);
 	/* Part of a streamed body, then an error: cut, closed. */
 	n = ht_request(&c, "GET /fail-late HTTP/1.1\r\nHost: t\r\n\r\n", &r, false);
