@@ -92,6 +92,7 @@ static void conn_readable(struct giong_stream *s, void *ctx)
 static int conn_park(struct giong__http_conn *c)
 {
 	struct giong__http_worker *w = c->w;
+	struct giong__list *l = c->sending ? &w->draining : &w->idle;
 	int r;
 
 	if (!c->sending && c->batch) {
@@ -100,7 +101,12 @@ static int conn_park(struct giong__http_conn *c)
 	}
 	c->park = c->sending ? GIONG__HTTP_DRAINING : GIONG__HTTP_IDLE;
 	c->parked_at = giong_now_ms();
-	giong__list_push_back(c->sending ? &w->draining : &w->idle, &c->link);
+	/* The first of its list may expire before the sweeper's next wake-up
+	 * (set from the other list's head, or from nothing parked): wake it to
+	 * look again. A later one expires after the head, so no need. */
+	if (!l->first)
+		giong_waitq_wake_all(&w->sweep_wait, 0);
+	giong__list_push_back(l, &c->link);
 	w->stats.idle++;
 	r = giong_stream_on_readable(c->s, conn_readable, c);
 	if (r) {

@@ -307,8 +307,12 @@ int giong__http_response_finish(struct giong_http_response *res, int hr)
 
 	if (hr < 0 && res->f->c->broken)
 		return hr; /* the connection failed under the handler */
-	if (hr < 0 && res->ended)
-		return 0; /* the response was whole: it stands */
+	if (hr < 0 && res->ended) {
+		/* The response was whole: it stands, but a failed handler's
+		 * connection is closed after it (router.h). */
+		res->close = true;
+		return 0;
+	}
 	if (hr < 0 && res->started && !res->sent_some) {
 		/* Nothing of it left yet: take the begun head back, answer 500. */
 		o->len = res->head_start;

@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -229,7 +230,7 @@ static inline int ht_fill(struct ht_conn *c)
 {
 	ssize_t n;
 
-	if (c->len == c->cap) {
+	if (c->len + 1 >= c->cap) { /* one byte kept for a NUL after the data */
 		size_t cap = c->cap ? c->cap * 2 : 65536;
 		char *b = realloc(c->buf, cap);
 
@@ -239,7 +240,7 @@ static inline int ht_fill(struct ht_conn *c)
 		c->cap = cap;
 	}
 	do
-		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
@@ -248,6 +249,7 @@ static inline int ht_fill(struct ht_conn *c)
 		return 0;
 	}
 	c->len += (size_t)n;
+	c->buf[c->len] = '\0'; /* sscanf() and strtoull() stop there */
 	return 1;
 }
 
@@ -255,6 +257,7 @@ static inline void ht_drop(struct ht_conn *c, size_t n)
 {
 	memmove(c->buf, c->buf + n, c->len - n);
 	c->len -= n;
+	c->buf[c->len] = '\0';
 }
 
 /* The value of field @name (case-insensitive) in @r's head into @out;
@@ -551,6 +554,94 @@ static inline int ht_wait_stats(const struct ht *h, struct ht_live *o,
 			return 0;
 		usleep(10000);
 	}
+}
+
+/* ------------------------------------------- helpers of the protocol tests */
+
+/* Send @req on @c and read its response into @r. 0 or -errno. */
+static inline int ht_request(struct ht_conn *c, const char *req, struct ht_resp *r,
+			     bool head_request)
+{
+	int ret = ht_send_str(c->fd, req);
+
+	return ret ? ret : ht_read_response(c, r, head_request);
+}
+
+/* Send @req on @c, read its response, and check its @status and (unless
+ * NULL) its @body. Whether all held. */
+static inline bool ht_expect(struct ht_conn *c, const char *req, int status, const char *body)
+{
+	struct ht_resp r;
+	bool ok = gt_check_int_equal(ht_request(c, req, &r, false), 0) &&
+		  gt_check_int_equal(r.status, status) &&
+		  (!body || gt_check_string_equal(r.body, body));
+
+	ht_resp_free(&r);
+	return ok;
+}
+
+/* A connection to the server, in @c. false (a failed check) if none. */
+static inline bool ht_open(const struct ht *h, struct ht_conn *c)
+{
+	int fd = ht_connect(h);
+
+	ht_conn_init(c, fd);
+	return gt_check_true(fd >= 0);
+}
+
+/* Fill @buf[0..n) with a pattern that depends on the offset and @seed, so
+ * that a byte out of place, lost or doubled shows. */
+static inline void ht_pattern(char *buf, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)('A' + (i * 7 + i / 251 + seed) % 53);
+}
+
+/* A handler that answers with the whole request body (giong_http_request_body()),
+ * or returns its error; counts its calls in the atomic int @ctx (may be NULL). */
+static inline int ht_echo(struct giong_http_request *req, struct giong_http_response *res,
+			  void *ctx)
+{
+	const void *data;
+	ssize_t n = giong_http_request_body(req, &data);
+
+	if (ctx)
+		atomic_fetch_add((atomic_int *)ctx, 1);
+	if (n < 0)
+		return (int)n;
+	return giong_http_response_send(res, data, (size_t)n);
+}
+
+/* @n body bytes from @body as a chunked body into a new string (free it):
+ * chunks of the sizes in @sizes[0..nsizes), cycled. */
+static inline char *ht_chunked(const char *body, size_t n, const size_t *sizes, size_t nsizes,
+			       size_t *out_len)
+{
+	char *out = malloc(n + (n + 1) * 20 + 16), *p = out;
+
+	*out_len = 0;
+	size_t off = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; off < n; i++) {
+		size_t k = sizes[i % nsizes];
+
+		if (k > n - off)
+			k = n - off;
+		if (!k)
+			k = 1;
+		p += sprintf(p, "%zx\r\n", k);
+		memcpy(p, body + off, k);
+		p += k;
+		memcpy(p, "\r\n", 2);
+		p += 2;
+		off += k;
+	}
+	memcpy(p, "0\r\n\r\n", 5);
+	p += 5;
+	*out_len = (size_t)(p - out);
+	return out;
 }
 
 #endif /* GIONG_HTTP_TEST_H */
