@@ -452,8 +452,13 @@ static int answer(struct giong__http_frame *f)
 	}
 	if (r == 0 && f->res.ended)
 		log_response(f);
-	if (r == 0 && !f->res.close)
-		r = giong__http_body_finish(f);
+	if (r == 0 && !f->res.close && !f->body.done) {
+		/* The response goes now: the client may be waiting for it before
+		 * it sends the rest of a body the handler did not want. */
+		r = flush_async(f);
+		if (r == 0)
+			r = giong__http_body_finish(f);
+	}
 	giong__http_body_end(f);
 	request_done(f);
 	if (f->res.close)
