@@ -101,10 +101,13 @@ static int conn_park(struct giong__http_conn *c)
 	}
 	c->park = c->sending ? GIONG__HTTP_DRAINING : GIONG__HTTP_IDLE;
 	c->parked_at = giong_now_ms();
-	/* The first of its list may expire before the sweeper's next wake-up
-	 * (set from the other list's head, or from nothing parked): wake it to
-	 * look again. A later one expires after the head, so no need. */
-	if (!l->first)
+	/* The sweeper sleeps until the first expiry it knew of; one that comes
+	 * sooner (the first idle one while it waits for a draining one's write
+	 * deadline, say) wakes it. In the common case none does: entries of a
+	 * list expire in the order they park. */
+	if (c->parked_at + (c->sending ? w->srv->limits.write_timeout_ms
+				       : w->srv->limits.idle_timeout_ms) <
+	    w->sweep_at)
 		giong_waitq_wake_all(&w->sweep_wait, 0);
 	giong__list_push_back(l, &c->link);
 	w->stats.idle++;

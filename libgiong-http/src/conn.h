@@ -93,6 +93,7 @@ struct giong__http_worker {
 	unsigned nbatches;             /* on the cache */
 	unsigned serving;              /* giong_http_serve*() calls running */
 	bool sweeper;                  /* its sweeper task runs */
+	uint64_t sweep_at;             /* when the sweeper wakes next (giong_now_ms() clock) */
 	bool shutting_down;            /* idle connections were closed for shutdown */
 	struct giong_waitq conns_wait; /* a connection ended (limit, last one) */
 	struct giong_waitq sweep_wait; /* the sweeper: something parked, or shutdown */

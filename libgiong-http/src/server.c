@@ -256,6 +256,7 @@ static intptr_t sweeper(void *arg)
 			next = now + (lim->idle_timeout_ms < lim->write_timeout_ms
 					      ? lim->idle_timeout_ms
 					      : lim->write_timeout_ms);
+		w->sweep_at = next;
 		saved = giong_deadline_set(next);
 		r = giong_waitq_wait(&w->sweep_wait, w->shutting_down ? 0 : GIONG_WAIT_SHUTDOWN);
 		giong_deadline_restore(saved);
