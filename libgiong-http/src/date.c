@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <giong/core/time.h>
+
 #include "date.h"
 
 static void put2(char *p, unsigned v)
@@ -62,18 +64,46 @@ void giong__http_date_format(time_t t, char out[GIONG__HTTP_DATE_LEN])
 	memcpy(out + 25, " GMT", 4);
 }
 
-const char *giong__http_date_now(void)
+/* The calling thread's Date: its second, and the field line holding the
+ * value (one thread-local object: one TLS lookup). */
+struct date_cache {
+	time_t second;
+	uint64_t tick; /* giong_now_ms() when last checked */
+	char line[GIONG__HTTP_DATE_LINE_LEN];
+};
+
+static __thread struct date_cache date_cache = {.second = -1};
+
+static struct date_cache *date_fresh(void)
 {
-	static __thread char value[GIONG__HTTP_DATE_LEN];
-	static __thread time_t second = -1;
+	struct date_cache *d = &date_cache;
+	uint64_t tick = giong_now_ms();
 	struct timespec ts;
 
+	/* Within one tick of the worker (giong_now_ms() is cached per tick),
+	 * the second is the one already read: the many responses of a tick
+	 * read no clock at all. */
+	if (tick == d->tick && d->second >= 0)
+		return d;
+	d->tick = tick;
 	/* CLOCK_REALTIME_COARSE: a vDSO read of the last tick, no system call;
 	 * its few-millisecond lag is far inside the header's one-second grain. */
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	if (ts.tv_sec != second) {
-		giong__http_date_format(ts.tv_sec, value);
-		second = ts.tv_sec;
+	if (ts.tv_sec != d->second) {
+		memcpy(d->line, "Date: ", 6);
+		giong__http_date_format(ts.tv_sec, d->line + 6);
+		memcpy(d->line + 6 + GIONG__HTTP_DATE_LEN, "\r\n", 2);
+		d->second = ts.tv_sec;
 	}
-	return value;
+	return d;
+}
+
+const char *giong__http_date_now(void)
+{
+	return date_fresh()->line + 6;
+}
+
+const char *giong__http_date_line(void)
+{
+	return date_fresh()->line;
 }

@@ -24,4 +24,9 @@ void giong__http_date_format(time_t t, char out[GIONG__HTTP_DATE_LEN]);
  */
 const char *giong__http_date_now(void);
 
+/* "Date: " the value "\r\n": the whole field line, as giong__http_date_now()
+ * (the same thread-local lifetime), GIONG__HTTP_DATE_LINE_LEN bytes. */
+#define GIONG__HTTP_DATE_LINE_LEN (6 + GIONG__HTTP_DATE_LEN + 2)
+const char *giong__http_date_line(void);
+
 #endif /* GIONG_HTTP_DATE_H */

@@ -92,8 +92,13 @@ static int append_pieces(struct giong__http_out *o, const void *const *p, const 
 
 int giong__http_out_status(struct giong__http_out *o, int status)
 {
+	static const char ok[] = "HTTP/1.1 200 OK\r\n";
 	char code[4];
-	const char *reason = giong_http_reason(status);
+	const char *reason;
+
+	if (status == 200) /* most responses: one copy, no reason lookup */
+		return giong__http_out_append(o, ok, sizeof(ok) - 1);
+	reason = giong_http_reason(status);
 
 	if (status < 100 || status > 599)
 		return -EINVAL;
@@ -146,7 +151,5 @@ int giong__http_out_content_length(struct giong__http_out *o, uint64_t v)
 
 int giong__http_out_date(struct giong__http_out *o)
 {
-	const void *p[] = {"Date: ", giong__http_date_now(), "\r\n"};
-	size_t n[] = {6, GIONG__HTTP_DATE_LEN, 2};
-	return append_pieces(o, p, n, 3);
+	return giong__http_out_append(o, giong__http_date_line(), GIONG__HTTP_DATE_LINE_LEN);
 }
