@@ -165,6 +165,8 @@ int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src,
 
 	if ((!buf && len) || !src || !has_src)
 		return -EINVAL;
+	if (!len)
+		return 0; /* a prefix of either (and no memcmp on a NULL buf) */
 	/* Which version: decided by the first bytes, each a prefix of one. */
 	k = len < sizeof(v2_sig) ? len : sizeof(v2_sig);
 	if (!memcmp(buf, v2_sig, k))
