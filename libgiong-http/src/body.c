@@ -179,7 +179,10 @@ ssize_t giong_http_request_body(struct giong_http_request *r, const void **data)
 		*data = p;
 		return n;
 	}
-	size_t cap = b->chunked ? 4096 : (size_t)b->left;
+	/* Grown as bytes come, not sized by the length the client claims: a
+	 * client that declares the limit and sends one byte holds 64 KiB, not
+	 * the limit. */
+	size_t cap = b->chunked || b->left > 65536 ? 65536 : (size_t)b->left;
 
 	while ((n = body_next(f, &p, SIZE_MAX)) > 0) {
 		if (!b->copy || b->copy_len + (size_t)n > cap) {

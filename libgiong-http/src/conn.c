@@ -451,6 +451,8 @@ static int answer(struct giong__http_frame *f)
 		hr = m->fn(&f->req, &f->res, m->ctx);
 		if (hr < 0)
 			c->w->stats.handler_errors++;
+		if (c->w->shutting_down || giong_is_shutting_down())
+			f->res.close = true; /* shutdown began while the handler ran */
 		r = giong__http_response_finish(&f->res, hr);
 	}
 	if (r == 0 && f->res.ended)
@@ -472,6 +474,11 @@ static int answer(struct giong__http_frame *f)
 /* Refuse a head with @status, then close (parse.h: every refusal closes). */
 static void refuse(struct giong__http_frame *f, int status)
 {
+	/* The head was not parsed: what the request holds is the previous one's,
+	 * whose spans may point into input given back since. The log sees an
+	 * empty request. */
+	memset(&f->req.head, 0, sizeof(f->req.head));
+	memset(&f->req.route, 0, sizeof(f->req.route));
 	giong__http_response_begin(f);
 	f->res.close = true;
 	f->c->last = true;
@@ -675,8 +682,15 @@ static intptr_t conn_task(void *arg)
 		}
 		if (r == 0) { /* nothing left buffered */
 			release_input(&f);
-			if (conn_park(c) == 0)
+			if (c->w->shutting_down || giong_is_shutting_down())
+				break; /* shutdown: what is answered closes, nothing parks */
+			r = conn_park(c);
+			if (r == 0)
 				goto parked; /* the task ends; bytes start a new one */
+			if (r == -ENOMEM) {
+				flush = false; /* no batch to answer with */
+				break;
+			}
 		}
 	}
 out:

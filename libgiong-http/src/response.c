@@ -328,7 +328,6 @@ int giong__http_response_finish(struct giong_http_response *res, int hr)
 		/* Nothing of it left yet: take the begun head back, answer 500. */
 		o->len = res->head_start;
 		res->started = res->ended = res->streaming = false;
-		res->close = false;
 	}
 	if (hr < 0 && res->started) {
 		/* Half a response went: what follows cannot be trusted; close. */
