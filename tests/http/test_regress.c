@@ -48,11 +48,11 @@ static void stale_client(struct ht *h)
 	char big[10000];
 	struct ht_conn c;
 	struct ht_resp r;
-	int fd = ht_connect(h);
+	int fd;
 
-	if (!gt_check_true(fd >= 0))
+	if (!ht_open(h, &c))
 		return;
-	ht_conn_init(&c, fd);
+	fd = c.fd;
 	ht_send_str(fd, "GET /first HTTP/1.1\r\nHost: t\r\n");
 	usleep(50000);
 	ht_send_str(fd, "\r\nGET /second HTTP/1.1\r\n");
@@ -109,11 +109,11 @@ static void leave_open_client(struct ht *h)
 {
 	struct ht_conn c;
 	struct ht_resp r;
-	int fd = ht_connect(h);
+	int fd;
 
-	if (!gt_check_true(fd >= 0))
+	if (!ht_open(h, &c))
 		return;
-	ht_conn_init(&c, fd);
+	fd = c.fd;
 	gt_check_int_equal(ht_send_str(fd, "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"), 0);
 	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
 	gt_check_int_equal(r.status, 200);
@@ -157,11 +157,11 @@ static void close_client(struct ht *h)
 	struct ht_conn c;
 	struct ht_resp r;
 	char v[64] = "";
-	int fd = ht_connect(h);
+	int fd;
 
-	if (!gt_check_true(fd >= 0))
+	if (!ht_open(h, &c))
 		return;
-	ht_conn_init(&c, fd);
+	fd = c.fd;
 	ht_send_str(fd, "GET /fail HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
 			"GET /first HTTP/1.1\r\nHost: t\r\n\r\n");
 	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
