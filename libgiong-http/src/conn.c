@@ -16,10 +16,7 @@
 
 #include <giong/http/status.h>
 
-#include <liburing.h>
-
 #include "conn.h"
-#include "proxy.h"
 
 static intptr_t conn_task(void *arg);
 
@@ -273,138 +270,6 @@ static int flush_async(struct giong__http_frame *f)
 	return 0;
 }
 
-/* ------------------------------------------------------------ input */
-
-static void release_input(struct giong__http_frame *f)
-{
-	giong_recvbuf_release(f->rb);
-	f->rb = NULL;
-	giong_recvbuf_release(f->body_rb);
-	f->body_rb = NULL;
-	free(f->in);
-	f->in = NULL;
-	f->in_cap = 0;
-	f->in_use = false;
-	f->data = NULL;
-	f->len = f->blen = 0;
-}
-
-/* Append @n bytes to the heap copy, keeping f->data[0..len) at its start
- * (moved there from the pool buffer or from further into the copy). */
-static int in_append(struct giong__http_frame *f, const char *p, size_t n)
-{
-	size_t keep = f->len, want = keep + n;
-
-	if (f->in_use && want <= f->in_cap) {
-		memmove(f->in, f->data, keep);
-	} else {
-		size_t cap = want < 8192 ? 8192 : want + want / 2;
-		char *in = malloc(cap);
-
-		if (!in)
-			return -ENOMEM;
-		if (keep)
-			memcpy(in, f->data, keep);
-		free(f->in);
-		f->in = in;
-		f->in_cap = cap;
-	}
-	memcpy(f->in + keep, p, n);
-	f->data = f->in;
-	f->len = want;
-	f->in_use = true;
-	return 0;
-}
-
-/*
- * Receive more bytes of a head: afterwards f->data[0..len) holds the old
- * unconsumed bytes followed by the new ones, in one piece (copied to the
- * heap only when there were old ones). 1, 0 at end of stream, or -errno.
- * Between requests only: nothing points into the input then.
- */
-static int more_input(struct giong__http_frame *f)
-{
-	struct giong_recvbuf *b;
-	ssize_t n = giong_stream_recv(f->c->s, &b);
-	bool from_rb = !f->in_use;
-	int r;
-
-	if (n <= 0) {
-		if (n == 0)
-			f->eof = true;
-		return (int)n;
-	}
-	if (!f->len) {
-		giong_recvbuf_release(f->rb);
-		f->rb = b;
-		f->data = giong_recvbuf_data(b);
-		f->len = (size_t)n;
-		f->in_use = false;
-		return 1;
-	}
-	r = in_append(f, giong_recvbuf_data(b), (size_t)n);
-	giong_recvbuf_release(b);
-	if (r)
-		return r;
-	if (from_rb) {
-		giong_recvbuf_release(f->rb); /* its bytes were copied */
-		f->rb = NULL;
-	}
-	return 1;
-}
-
-ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p)
-{
-	ssize_t n;
-
-	if (f->len) {
-		*p = f->data;
-		return (ssize_t)f->len;
-	}
-	if (!f->blen) {
-		giong_recvbuf_release(f->body_rb);
-		f->body_rb = NULL;
-		if (f->eof)
-			return 0;
-		n = giong_stream_recv(f->c->s, &f->body_rb);
-		if (n <= 0) {
-			if (n == 0)
-				f->eof = true;
-			return n;
-		}
-		f->bdata = giong_recvbuf_data(f->body_rb);
-		f->blen = (size_t)n;
-	}
-	*p = f->bdata;
-	return (ssize_t)f->blen;
-}
-
-void giong__http_frame_consume(struct giong__http_frame *f, size_t n)
-{
-	if (f->len) {
-		f->data += n;
-		f->len -= n;
-	} else {
-		f->bdata += n;
-		f->blen -= n;
-	}
-}
-
-/* After a request: bytes the body reads brought past the body become the
- * input (the head's buffer is no longer pointed to). */
-static void request_done(struct giong__http_frame *f)
-{
-	if (f->len || !f->body_rb)
-		return;
-	giong_recvbuf_release(f->rb);
-	f->rb = f->body_rb;
-	f->in_use = false;
-	f->data = f->bdata;
-	f->len = f->blen;
-	f->body_rb = NULL;
-	f->blen = 0;
-}
-
 /* ------------------------------------------------------------ requests */
 
 static void log_response(struct giong__http_frame *f)
@@ -465,7 +330,7 @@ static int answer(struct giong__http_frame *f)
 			r = giong__http_body_finish(f);
 	}
 	giong__http_body_end(f);
-	request_done(f);
+	giong__http_frame_request_done(f);
 	if (f->res.close)
 		c->last = true;
 	return r;
@@ -530,7 +395,7 @@ static int wait_input(struct giong__http_frame *f)
 	const struct giong_http_limits *lim = &f->c->w->srv->limits;
 	uint64_t saved = f->head_started ? giong_deadline_set(f->head_deadline)
 					 : giong_deadline_in(lim->idle_timeout_ms);
-	int r = more_input(f);
+	int r = giong__http_frame_more(f);
 
 	giong_deadline_restore(saved);
 	return r;
@@ -558,60 +423,8 @@ static void conn_finish(struct giong__http_frame *f, bool flush)
 		}
 		giong_deadline_restore(saved);
 	}
-	release_input(f);
+	giong__http_frame_release_input(f);
 	conn_close(c);
-}
-
-/*
- * The PROXY header a load balancer sends first (proxy.h), read from the
- * socket before anything else, and exactly: the bytes after it are the
- * client's (a TLS handshake, for a wrap), so it is first peeked at and then
- * only its own length is taken. A balancer writes it in one piece; should it
- * come in several, the peek is tried again every millisecond until the head
- * deadline. Returns 0 (c->client set when it named one), -400 for a missing
- * or malformed header, or -errno.
- */
-static int read_proxy_header(struct giong__http_frame *f)
-{
-	struct giong__http_conn *c = f->c;
-	char buf[GIONG__HTTP_PROXY_V2_MAX];
-	struct giong_addr addr;
-	bool has = false;
-	int fd = giong_stream_fd(c->s), r;
-
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		struct io_uring_sqe *sqe = giong_sqe();
-
-		if (!sqe)
-			return -EBUSY;
-		/* buf is lent to the kernel until giong_io returns. */
-		io_uring_prep_recv(sqe, fd, buf, sizeof(buf), MSG_PEEK);
-		r = giong_io(sqe);
-		if (r <= 0)
-			return r ? r : -ECONNRESET;
-		r = giong__http_proxy_parse(buf, (size_t)r, &addr, &has);
-		if (r < 0)
-			return r;
-		if (r > 0)
-			break;
-		if ((r = giong_sleep_ms(1)) < 0)
-			return r;
-	}
-	for (int got = 0; got < r;) {
-		ssize_t n = giong_stream_read(c->s, buf + got, (size_t)(r - got));
-
-		if (n <= 0)
-			return n ? (int)n : -ECONNRESET;
-		got += (int)n;
-	}
-	if (has) {
-		if (!(c->client = malloc(sizeof(*c->client))))
-			return -ENOMEM;
-		*c->client = addr;
-	}
-	return 0;
 }
 
 static intptr_t conn_task(void *arg)
@@ -636,7 +449,7 @@ static intptr_t conn_task(void *arg)
 		uint64_t saved = giong_deadline_in(srv->limits.head_timeout_ms);
 
 		c->wrap_pending = false;
-		r = srv->proxy_protocol ? read_proxy_header(&f) : 0;
+		r = srv->proxy_protocol ? giong__http_read_proxy_header(&f) : 0;
 		if (r == -400) {
 			refuse(&f, 400); /* on the plain socket: before any wrap */
 			giong_deadline_restore(saved);
@@ -681,7 +494,7 @@ static intptr_t conn_task(void *arg)
 			break;
 		}
 		if (r == 0) { /* nothing left buffered */
-			release_input(&f);
+			giong__http_frame_release_input(&f);
 			if (c->w->shutting_down || giong_is_shutting_down())
 				break; /* shutdown: what is answered closes, nothing parks */
 			r = conn_park(c);

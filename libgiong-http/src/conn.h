@@ -194,6 +194,19 @@ int giong__http_frame_write(struct giong__http_frame *f, const struct iovec *iov
 ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p);
 void giong__http_frame_consume(struct giong__http_frame *f, size_t n);
 
+/* input.c */
+/* Give back every input buffer the frame holds. */
+void giong__http_frame_release_input(struct giong__http_frame *f);
+/* Receive more bytes of a head, contiguous with the unconsumed ones (copied
+ * to the heap only when there were some). 1, 0 at end of stream, -errno.
+ * Between requests only: nothing may point into the input then. */
+int giong__http_frame_more(struct giong__http_frame *f);
+/* After a request: body bytes received past the body become the input. */
+void giong__http_frame_request_done(struct giong__http_frame *f);
+/* The PROXY header from the socket (c->client set when it names one):
+ * 0, -400 missing or malformed, or -errno. */
+int giong__http_read_proxy_header(struct giong__http_frame *f);
+
 /* body.c */
 /* Ready the body of the request just parsed, bounded by @limit bytes. */
 void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit);
