@@ -120,6 +120,7 @@ struct ir {
 	struct giong_listener *l;
 	struct giong_stream **streams; /* touched before the first reading */
 	int accepted, answered, err, child_ok;
+	int tasks;     /* answer tasks spawned that have not yet left giong_stream_recv() */
 	int with_ring; /* held streams whose receive queue has a ring on the heap */
 	long rss_cold, rss_warm, rss_held; /* bytes */
 	struct giong_stats held;
@@ -149,6 +150,7 @@ static intptr_t ir_answer(void *arg)
 	char ans[IR_ANS];
 	ssize_t n = giong_stream_recv(s, &b);
 
+	ir->tasks--; /* the stream is not touched again below but by write_all */
 	if (n <= 0)
 		return 0;
 	giong_recvbuf_release(b);
@@ -164,8 +166,12 @@ static void ir_readable(struct giong_stream *s, void *ctx)
 {
 	struct ir *ir = ctx;
 
-	if (!ir->closing && giong_spawn(ir_answer, s, NULL))
+	if (ir->closing)
+		return;
+	if (giong_spawn(ir_answer, s, NULL))
 		ir->err = -ENOMEM;
+	else
+		ir->tasks++;
 }
 
 static intptr_t ir_acceptor(void *arg)
@@ -247,6 +253,11 @@ out:
 	if (ir->accepted < ir->n + 1)
 		giong_task_cancel(ta);
 	giong_join(ta, NULL);
+	/* The child's resets spawned a task per stream; on a slow machine (a
+	 * 6.1 guest under TCG) some have not run yet, and closing their stream
+	 * first would free it under them. */
+	for (int i = 0; ir->tasks > 0 && i < 10000; i++)
+		giong_sleep_ms(1);
 	for (int i = 0; i < ir->accepted; i++)
 		giong_stream_close(ir->streams[i]);
 	giong_listener_close(ir->l);
