@@ -44,7 +44,9 @@ struct giong_http_server;
 typedef int (*giong_http_wrap_fn)(struct giong_stream *accepted, void *ctx,
 				  struct giong_stream **out);
 
-/* One line of an access log: what giong_http_log_fn gets. */
+/* One line of an access log: what giong_http_log_fn gets. For a head that
+ * was refused (400, 408, 414, 431, 501, 505, 417) the request is an empty
+ * one: nothing of what the client sent is trusted enough to show. */
 struct giong_http_log_entry {
 	const struct giong_http_request *req; /* valid during the call only */
 	int status;                           /* the status sent */
