@@ -68,7 +68,7 @@ static void conn_close(struct conn *c)
 
 static int conn_set_events(struct conn *c, uint32_t events)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = c };
+	struct epoll_event ev = {.events = events, .data.ptr = c};
 
 	return epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }

@@ -59,7 +59,7 @@ static inline void peer_raise_nofile(void)
 static inline int peer_listen(const char *prog, const char *host, int port, int sock_flags,
 			      int reuseport)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd, one = 1;
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {

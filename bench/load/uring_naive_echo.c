@@ -38,8 +38,8 @@ enum conn_op { OP_RECV, OP_SEND };
 struct conn {
 	int fd;
 	enum conn_op op; /* the one operation in flight */
-	uint32_t off; /* first unsent byte (OP_SEND) */
-	uint32_t len; /* bytes to send (OP_SEND) */
+	uint32_t off;    /* first unsent byte (OP_SEND) */
+	uint32_t len;    /* bytes to send (OP_SEND) */
 	struct conn *prev, *next;
 	char buf[BUF_SIZE];
 };
@@ -161,7 +161,7 @@ static void on_conn(struct conn *c, int res)
 int main(int argc, char **argv)
 {
 	struct signalfd_siginfo si;
-	struct io_uring_params p = { 0 };
+	struct io_uring_params p = {0};
 	const char *host;
 	sigset_t mask;
 	int port, listen_fd, sfd, r;

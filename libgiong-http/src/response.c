@@ -168,12 +168,13 @@ static bool is_head(const struct giong_http_response *res)
 	return res->f->req.head.method_id == GIONG_HTTP_HEAD;
 }
 
-int giong_http_response_send(struct giong_http_response *res, const void *body, size_t len)
+/* The head of a response whose body has @len bytes (send and sendfile),
+ * which ends it. Returns 1 when the body's bytes are to be written, 0 when
+ * none are (HEAD, an empty body), or -errno. */
+static int sized_body(struct giong_http_response *res, uint64_t len)
 {
 	int r;
 
-	if (!res || (!body && len))
-		return -EINVAL;
 	if (res->ended || res->streaming)
 		return -EALREADY;
 	if (len && (res->status == 204 || res->status == 304))
@@ -184,6 +185,17 @@ int giong_http_response_send(struct giong_http_response *res, const void *body, 
 	if (is_head(res) || !len)
 		return 0;
 	res->body_bytes = len;
+	return 1;
+}
+
+int giong_http_response_send(struct giong_http_response *res, const void *body, size_t len)
+{
+	int r;
+
+	if (!res || (!body && len))
+		return -EINVAL;
+	if ((r = sized_body(res, len)) <= 0)
+		return r;
 	if (len <= GIONG__HTTP_COPY_MAX) {
 		if ((r = giong__http_frame_reserve(res->f, len)))
 			return r;
@@ -260,16 +272,8 @@ int giong_http_response_sendfile(struct giong_http_response *res, int fd, off_t 
 
 	if (!res || fd < 0 || offset < 0 || len > INT64_MAX)
 		return -EINVAL;
-	if (res->ended || res->streaming)
-		return -EALREADY;
-	if (len && (res->status == 204 || res->status == 304))
-		return -EINVAL;
-	if ((r = start_head(res)) || (r = end_head(res, (int64_t)len)))
+	if ((r = sized_body(res, len)) <= 0)
 		return r;
-	res->ended = true;
-	if (is_head(res) || !len)
-		return 0;
-	res->body_bytes = len;
 	return giong__http_sendfile(res->f, fd, offset, len);
 }
 
