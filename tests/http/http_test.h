@@ -415,61 +415,6 @@ static inline int ht_exchange(const struct ht *h, const char *req, size_t len, s
 
 /* ------------------------------------- descriptors, memory, counters */
 
-/* Raise RLIMIT_NOFILE to @n, or as far as the hard limit allows. Returns
- * the soft limit now in force, or -errno. */
-static inline long ht_raise_nofile(rlim_t n)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -errno;
-	if (rl.rlim_cur >= n)
-		return (long)rl.rlim_cur;
-	if (rl.rlim_max < n) {
-		struct rlimit want = {n, n};
-
-		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-			return (long)n;
-	}
-	rl.rlim_cur = rl.rlim_max < n ? rl.rlim_max : n;
-	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : (long)rl.rlim_cur;
-}
-
-/* Close @fd with a reset: no TIME_WAIT left behind. */
-static inline void ht_close_rst(int fd)
-{
-	struct linger lg = {1, 0};
-
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
-}
-
-/* Assert the process has @before descriptors open again; list them if not. */
-static inline void ht_assert_fds(int before)
-{
-	int now = gt_count_fds();
-
-	if (now != before) {
-		DIR *d = opendir("/proc/self/fd");
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			char path[300], link[256];
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			link[n > 0 ? n : 0] = '\0';
-			print_message("fd %s -> %s\n", e->d_name, link);
-		}
-		if (d)
-			closedir(d);
-	}
-	assert_int_equal(now, before);
-}
-
 /* The resident memory of the process, in KiB (0 if unknown). */
 static inline long ht_rss_kb(void)
 {

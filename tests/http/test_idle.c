@@ -138,7 +138,7 @@ static void idle_child(int ctl, int n)
 	if (ctl_recv(ctl, &v, 30000)) /* close them */
 		_exit(3);
 	for (int i = 0; i < made; i++)
-		ht_close_rst(fds[i]);
+		gt_close_rst(fds[i]);
 	ctl_send(ctl, 0);
 	_exit(made == n ? 0 : 4);
 }
@@ -192,7 +192,7 @@ static void test_idle_keepalive_connections(void **state)
 	int fds = gt_count_fds(), sv[2], status = -1;
 
 	(void)state;
-	lim = ht_raise_nofile(IDLE_WANT + 512);
+	lim = gt_raise_nofile(IDLE_WANT + 512);
 	id.n = lim - 256 < IDLE_WANT ? (int)(lim - 256) : IDLE_WANT;
 	if (id.n < IDLE_MIN)
 		skip();
@@ -239,7 +239,7 @@ static void test_idle_keepalive_connections(void **state)
 	assert_int_equal(h.stats.idle, 0);
 	assert_true(h.stats.accepted >= (uint64_t)id.n + 3);
 	assert_int_equal(h.stats.idle_timeouts, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* idle_timeout_ms: a connection left idle is closed by the sweeper; one

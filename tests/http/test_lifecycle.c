@@ -93,7 +93,7 @@ static void test_many_connections(void **state)
 	assert_int_equal(h.stats.requests, MANY);
 	assert_int_equal(h.stats.responses[1], MANY);
 	assert_int_equal(h.stats.open, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------ graceful shutdown */
@@ -186,7 +186,7 @@ static void test_graceful_shutdown(void **state)
 	assert_int_equal(h.stats.handler_errors, 0);
 	assert_int_equal(h.stats.idle_timeouts, 0);
 	assert_int_equal(h.stats.open, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------ a Unix socket */
@@ -300,7 +300,7 @@ static void test_serve_stream(void **state)
 	assert_int_equal(ss.stats.accepted, 2);
 	assert_int_equal(ss.stats.responses[1], 2);
 	assert_int_equal(ss.stats.open, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------ the connection limit */
@@ -433,7 +433,7 @@ static void nonreader_client(struct ht *h)
 	for (int i = 0; i < 32; i++)
 		gt_check_int_equal(ht_send_str(c.fd, get_big), 0);
 	gt_check_int_equal(ht_wait_stats(h, &st, timed_out, &want, 5000), 1);
-	ht_close_rst(c.fd);
+	gt_close_rst(c.fd);
 	c.fd = -1;
 	ht_conn_close(&c);
 	/* Small responses, as many requests as the server takes in, none read. */
@@ -445,7 +445,7 @@ static void nonreader_client(struct ht *h)
 	print_message("a non-reader: %zu bytes of requests taken; RSS %ld -> %ld KiB\n", sent, rss0,
 		      ht_rss_kb());
 	gt_check_true(ht_rss_kb() - rss0 < 64 * 1024);
-	ht_close_rst(c.fd);
+	gt_close_rst(c.fd);
 	c.fd = -1;
 	ht_conn_close(&c);
 }
@@ -477,7 +477,7 @@ static void shutdown_nonreader_client(struct ht *h)
 	flood(c.fd);
 	giong_runtime_shutdown(h->rt);
 	usleep(300 * 1000);
-	ht_close_rst(c.fd);
+	gt_close_rst(c.fd);
 	c.fd = -1;
 	ht_conn_close(&c);
 }
@@ -564,7 +564,7 @@ static void test_wrap(void **state)
 	assert_int_equal(h.stats.accepted, 3);
 	assert_int_equal(h.stats.requests, 0);
 	assert_int_equal(h.stats.open, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

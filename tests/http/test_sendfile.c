@@ -176,7 +176,7 @@ static void run(ht_client_fn client, struct ht *h)
 	ht_run(h, client);
 	close(file_fd);
 	assert_int_equal(h->stats.open, 0);
-	ht_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 static void test_sendfile_sizes(void **state)

@@ -55,27 +55,6 @@ static inline long long nt_check(uint64_t seed, uint64_t off, const void *buf, s
 	return -1;
 }
 
-/* Raise RLIMIT_NOFILE to @n, or as far as the hard limit allows when the
- * process may not raise that (no CAP_SYS_RESOURCE, as in containers).
- * Returns the soft limit now in force, or -errno. */
-static inline long nt_raise_nofile(rlim_t n)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -errno;
-	if (rl.rlim_cur >= n)
-		return (long)rl.rlim_cur;
-	if (rl.rlim_max < n) {
-		struct rlimit want = {n, n};
-
-		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-			return (long)n;
-	}
-	rl.rlim_cur = rl.rlim_max < n ? rl.rlim_max : n;
-	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : (long)rl.rlim_cur;
-}
-
 /* The port of a listener, or -1. */
 static inline int nt_listener_port(const struct giong_listener *l)
 {
@@ -151,16 +130,6 @@ static inline int nt_plain_connect(int port, int nonblock)
 	return fd;
 }
 
-/* Close @fd with a reset instead of a FIN: leaves no TIME_WAIT behind (the
- * tests open many thousands of connections). */
-static inline void nt_close_rst(int fd)
-{
-	struct linger lg = {1, 0};
-
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
-}
-
 /* One int over a control socket between a test and its child process.
  * 0, or -1 on a short read or write. */
 static inline int nt_ctl_send(int fd, int v)
@@ -204,59 +173,6 @@ static inline ssize_t nt_stream_read_exact(struct giong_stream *s, void *buf, si
 		done += (size_t)n;
 	}
 	return (ssize_t)len;
-}
-
-/* Assert the process has @before descriptors open again; list them if not.
- * Closes through the ring are asynchronous but done once the runtime ended. */
-static inline void nt_assert_fds(int before)
-{
-	int now = gt_count_fds();
-
-	if (now != before) {
-		DIR *d = opendir("/proc/self/fd");
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			char path[300], link[256];
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			link[n > 0 ? n : 0] = '\0';
-			if (!strncmp(link, "socket:", 7)) {
-				struct sockaddr_storage la, pa;
-				socklen_t ll = sizeof(la), pl = sizeof(pa);
-				struct tcp_info ti;
-				socklen_t tl = sizeof(ti);
-				int fd = atoi(e->d_name), lp = -1, pp = -1, st = -1;
-
-				if (!getsockname(fd, (struct sockaddr *)&la, &ll) &&
-				    la.ss_family == AF_INET)
-					lp = ntohs(((struct sockaddr_in *)&la)->sin_port);
-				if (!getpeername(fd, (struct sockaddr *)&pa, &pl) &&
-				    pa.ss_family == AF_INET)
-					pp = ntohs(((struct sockaddr_in *)&pa)->sin_port);
-				if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
-					st = ti.tcpi_state;
-				print_message("fd %s -> %s local %d peer %d state %d\n", e->d_name,
-					      link, lp, pp, st);
-				continue;
-			}
-			print_message("fd %s -> %s\n", e->d_name, link);
-		}
-		if (d)
-			closedir(d);
-		if (getenv("NT_DEBUG")) {
-			char cmd[64];
-
-			snprintf(cmd, sizeof(cmd), "ss -tanpe | grep pid=%d, >&2", (int)getpid());
-			if (system(cmd) < 0)
-				print_message("ss failed\n");
-		}
-	}
-	assert_int_equal(now, before);
 }
 
 #endif /* GIONG_NET_TEST_H */

@@ -167,7 +167,7 @@ static void test_unread_connection_pauses(void **state)
 	assert_int_equal(u.bad, -1);
 	assert_int_equal(u.end, 0);
 	assert_int_equal(u.free_end, u.total);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------- (b) 4 buffers, 32 connections all sending */
@@ -347,7 +347,7 @@ static void test_four_buffers_32_connections(void **state)
 	assert_int_equal(sm.bad, 0);
 	assert_int_equal(sm.total, 4);
 	assert_int_equal(sm.free_end, 4);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------- (b2) a dry pool takes back what nobody reads */
@@ -473,7 +473,7 @@ static void test_dry_pool_reclaims_unread(void **state)
 	assert_true(r.echo_ok);
 	assert_true(r.held_ok);
 	assert_int_equal(r.free_end, 4);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------------------------- (c) the accept backlog */
@@ -566,7 +566,7 @@ static void test_accept_backlog_pauses(void **state)
 	assert_int_equal(b.accepted, BACKLOG_CLIENTS);
 	assert_int_equal(b.ids_ok, BACKLOG_CLIENTS);
 	assert_int_equal(b.pending_after, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------- (d) a stall does not starve the rest */
@@ -692,7 +692,7 @@ static void test_stall_does_not_starve(void **state)
 	assert_int_equal(st.pings_ok, PINGS);
 	assert_true(st.pings_ended < st.stall_ended);
 	assert_true(st.worst_ms < 500); /* generous: a starved peer would wait 1.5 s */
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

@@ -112,7 +112,7 @@ static void test_readable_closes_at_eof(void **state)
 	memset(&rc, 0, sizeof(rc));
 	gt_run(&c, close_at_eof_main, &rc, NULL);
 	check_closed_once(&rc);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* The same at a reset: the error completion is the last one too. */
@@ -137,7 +137,7 @@ static void close_at_reset_main(unsigned w, void *arg)
 		return;
 	}
 	rc->on_ret = giong_stream_on_readable(s, on_readable, rc);
-	nt_close_rst(fd);
+	gt_close_rst(fd);
 	rc->wait_ret = wait_until(rc, is_set, &rc->closed);
 	giong_yield();
 }
@@ -152,7 +152,7 @@ static void test_readable_closes_at_reset(void **state)
 	memset(&rc, 0, sizeof(rc));
 	gt_run(&c, close_at_reset_main, &rc, NULL);
 	check_closed_once(&rc);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* Data and end of stream are queued and the receive is over when the
@@ -195,7 +195,7 @@ static void test_deferred_readable_closes(void **state)
 	memset(&rc, 0, sizeof(rc));
 	gt_run(&c, close_deferred_main, &rc, NULL);
 	check_closed_once(&rc);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------- a listener closed under a woken acceptor */
@@ -294,7 +294,7 @@ static void test_listener_closed_under_woken_acceptor(void **state)
 	assert_int_equal(ae.saw_err, -EMFILE);
 	assert_int_equal(ae.close_ret, 0);
 	assert_int_equal(ae.accept_ret, -EBADF); /* what tcp.h promises */
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------------------- calls from the wrong thread */
@@ -454,7 +454,7 @@ static void test_wrong_thread_refused(void **state)
 	assert_int_equal(o.close_b, 0);
 	assert_int_equal(o.close_l, 0);
 	assert_int_equal(o.close_u, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------------- huge lengths */
@@ -517,7 +517,7 @@ static void test_huge_lengths_not_cut(void **state)
 	assert_int_equal(h.bad, -1);
 	assert_true(h.write_ret > 2);
 	assert_true(h.write_ret <= INT_MAX);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------------ small promises */
@@ -560,7 +560,7 @@ static void test_write_empty(void **state)
 	assert_int_equal(p.w_buf0, 0);
 	assert_int_equal(p.wa_null0, 0);
 	assert_int_equal(p.w_null1, -EINVAL);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 static void bind_fails_main(unsigned w, void *arg)
@@ -599,7 +599,7 @@ static void test_udp_bind_failure_clears_ret(void **state)
 	assert_null(p.u_bad);
 	assert_int_equal(p.bind_busy, -EADDRINUSE);
 	assert_null(p.u_busy);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* The probe for a stale socket file connects to it. A live listener whose
@@ -676,7 +676,7 @@ static void test_stale_probe_never_blocks(void **state)
 	close(lfd);
 	unlink(st.path);
 	rmdir(dir);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

@@ -67,7 +67,7 @@ static void idle_child(int ctl)
 	if (nt_ctl_recv(ctl, &v)) /* done: close */
 		_exit(7);
 	for (int i = 0; i < IDLE_CONNS; i++)
-		nt_close_rst(cfds[i]);
+		gt_close_rst(cfds[i]);
 	nt_ctl_send(ctl, 0);
 	_exit(0);
 }
@@ -211,7 +211,7 @@ static void test_idle_connections_without_fibers(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (nt_raise_nofile(IDLE_CONNS + 512) < IDLE_CONNS + 512)
+	if (gt_raise_nofile(IDLE_CONNS + 512) < IDLE_CONNS + 512)
 		skip(); /* cannot hold 10,000 connections here */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	pid = fork();
@@ -270,7 +270,7 @@ static void test_idle_connections_without_fibers(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	free(id->conns);
 	free(id);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

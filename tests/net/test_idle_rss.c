@@ -110,7 +110,7 @@ static void ir_child(int ctl, int n, int warm)
 		_exit(6);
 	for (int i = 0; i <= n; i++)
 		if (i < ok || i == n)
-			nt_close_rst(cfds[i]);
+			gt_close_rst(cfds[i]);
 	nt_ctl_send(ctl, 0);
 	_exit(ok == n ? 0 : 7);
 }
@@ -276,7 +276,7 @@ static void test_idle_stream_rss(void **state)
 	assert_non_null(ir);
 	ir->n = env ? atoi(env) : IR_CONNS;
 	assert_true(ir->n > 0);
-	if (nt_raise_nofile((rlim_t)ir->n + 512) < ir->n + 512)
+	if (gt_raise_nofile((rlim_t)ir->n + 512) < ir->n + 512)
 		skip(); /* cannot hold that many connections here */
 	/* The defaults a server would run with, on one worker. */
 	giong_config_init(&c);
@@ -330,7 +330,7 @@ static void test_idle_stream_rss(void **state)
 		assert_true(per_warm <= IR_MAX_RSS);
 	free(ir->streams);
 	free(ir);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

@@ -126,7 +126,7 @@ static void test_stream_error_not_hole(void **state)
 	/* ...then the error, where a clean end would hide the hole. */
 	assert_int_equal(nm.end, -ENOMEM);
 	assert_int_equal(nm.again, -ENOMEM);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------------------------------------- UDP */
@@ -208,7 +208,7 @@ static void test_udp_error_once(void **state)
 	assert_int_equal(nu.got[2], -ENOMEM);
 	assert_int_equal(nu.got[3], 1);
 	assert_int_equal(nu.byte[3], '4');
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

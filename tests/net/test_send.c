@@ -116,7 +116,7 @@ static void test_order_and_counts(void **state)
 
 	(void)state;
 	gt_run(&cfg, order_main, NULL, NULL);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------- (b) close with a send in flight */
@@ -156,7 +156,7 @@ static void test_close_in_flight(void **state)
 
 	(void)state;
 	gt_run(&cfg, close_main, NULL, NULL);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------------------------- (c) bad arguments */

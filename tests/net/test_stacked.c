@@ -358,7 +358,7 @@ static void test_through_and_close(void **state)
 	assert_int_equal(t.close3_ret, 0);
 	assert_int_equal(t.closes3, 2);
 	assert_int_equal(t.eof3, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------ (b) keeping the lower */
@@ -442,7 +442,7 @@ static void test_keep_lower(void **state)
 	assert_true(k.lower_alive);
 	assert_int_equal(k.mid_close, 0);
 	assert_int_equal(k.eof, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------------ (c) a dry pool */
@@ -546,7 +546,7 @@ static void test_dry_pool_calls_upper(void **state)
 	assert_int_equal(d.got, 100);
 	assert_int_equal(d.bad, -1);
 	assert_int_equal(d.free_end, 4);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------------- (d) bad arguments, bad stacks */
@@ -729,7 +729,7 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(r.peer_unix_fam, AF_UNIX);
 	assert_int_equal(r.onr_xs, -ENOTSUP);
 	assert_int_equal(r.closes, 1);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------ (e) heap recvbufs: alloc, tail, commit */

@@ -79,7 +79,7 @@ static void test_vtable(void **state)
 	assert_int_equal(v.onr_remove, 0);
 	assert_int_equal(v.shut_rd, 0);
 	assert_int_equal(v.eof, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------- recv/read under deadlines lose nothing */
@@ -207,7 +207,7 @@ static void test_recv_deadline_loses_nothing(void **state)
 	assert_int_equal(t.got, TRICKLE_BYTES); /* every byte once */
 	assert_int_equal(t.bad, -1);            /* and in order */
 	assert_true(t.timeouts >= 20);          /* around many timeouts */
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------ accept under deadlines */
@@ -312,7 +312,7 @@ static void test_accept_deadline_loses_nothing(void **state)
 	assert_int_equal(a.accepted, ACC_CLIENTS);
 	assert_int_equal(a.ids_ok, ACC_CLIENTS);
 	assert_true(a.timeouts >= 10);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* --------------------------------------- one-shot read() under deadlines */
@@ -454,7 +454,7 @@ static void test_oneshot_read_deadline(void **state)
 	assert_true(o.timeouts >= 20);
 	/* A stream only ever read() never takes a pool buffer. */
 	assert_int_equal(o.free_min, o.total);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------- closing what tasks are parked in */
@@ -561,7 +561,7 @@ static void test_close_under_parked_tasks(void **state)
 	}
 	assert_int_equal(st.ops_live, 0);
 	assert_int_equal(st.ops_leaked, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------- teardown with every operation in flight */
@@ -699,7 +699,7 @@ static void test_teardown_everything_in_flight(void **state)
 	assert_int_equal(st.fibers_live, 0);
 	assert_int_equal(st.ops_live, 0);
 	assert_int_equal(st.ops_leaked, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)

@@ -235,7 +235,7 @@ static void test_echo_8mb_giong_giong(void **state)
 	assert_true(e.srv_recv_null);
 	assert_int_equal(e.srv_shut, 0);
 	assert_string_equal(e.kind, "tcp");
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------------- 8 MB echo, plain client -> giong server */
@@ -359,7 +359,7 @@ static void test_echo_8mb_plain_client(void **state)
 	assert_int_equal(p.bytes, ECHO_BYTES);
 	assert_int_equal(p.bad, -1);
 	assert_int_equal(p.end, 0); /* the giong server's SHUT_WR reached us */
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------------- 8 MB echo, giong client -> plain server */
@@ -461,7 +461,7 @@ static void test_echo_8mb_plain_server(void **state)
 	assert_int_equal(r.d.after, 0);
 	assert_int_equal(p.bytes, ECHO_BYTES);
 	assert_int_equal(p.end, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ----------------------------------------------------------- IPv6, writev */
@@ -526,7 +526,7 @@ static void test_ipv6_writev(void **state)
 	assert_int_equal(v.read_ret, 15);
 	assert_memory_equal(v.got, "hello over ipv6", 15);
 	assert_int_equal(v.v4_on_v6only, -ECONNREFUSED);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------- many connections open at once */
@@ -734,7 +734,7 @@ static void run_many(unsigned n, unsigned workers)
 	assert_int_equal(m->echo_bad, 0);
 	assert_int_equal(m->max_live, n); /* all open at once */
 	assert_int_equal(m->live, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 	free(m);
 }
 
@@ -766,7 +766,7 @@ int main(void)
 		cmocka_set_test_filter(getenv("NT_FILTER"));
 	/* SIGPIPE stays fatal: giong must never raise it (the plain peers send
 	 * with MSG_NOSIGNAL). */
-	if (nt_raise_nofile(16384) < 4096) {
+	if (gt_raise_nofile(16384) < 4096) {
 		fprintf(stderr, "cannot raise RLIMIT_NOFILE\n");
 		return 1;
 	}

@@ -216,7 +216,7 @@ static void test_bad_input(void **state)
 	for (unsigned i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		assert_text(codes[i]);
 	assert_string_equal(giong_err_name(-EADDRINUSE), "EADDRINUSE");
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ---------------------------------------------------------- address text */

@@ -198,7 +198,7 @@ static void test_echo_socket_file(void **state)
 	memset(&u, 0, sizeof(u));
 	snprintf(u.path, sizeof(u.path), "%s/echo.sock", tmpdir);
 	run_uecho(&u);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* A socket file left by a listener that is gone is replaced. */
@@ -218,7 +218,7 @@ static void test_stale_socket_file_replaced(void **state)
 	close(fd); /* the file stays: a previous run that crashed */
 	assert_true(is_socket(u.path));
 	run_uecho(&u);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------- files that are not ours, live peers */
@@ -320,7 +320,7 @@ static void test_not_our_files(void **state)
 	assert_true(strlen(giong_strerror(-EADDRINUSE)) > 3);
 	assert_true(strlen(giong_strerror(-ENOENT)) > 3);
 	unlink(n.stale);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------------------- abstract */
@@ -386,7 +386,7 @@ static void test_abstract_names(void **state)
 	assert_memory_equal(a.got, "abstract!", 9);
 	assert_int_equal(a.missing_ret, -ECONNREFUSED);
 	assert_false(exists(a.name)); /* no file named "@..." */
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 /* ------------------------------------------------ 4 MB each way over pair */
@@ -465,7 +465,7 @@ static void test_pair_4mb(void **state)
 	assert_int_equal(p.bad_b, -1);
 	assert_int_equal(p.end_a, 0);
 	assert_int_equal(p.end_b, 0);
-	nt_assert_fds(fds);
+	gt_assert_fds(fds);
 }
 
 int main(void)
