@@ -168,18 +168,9 @@ static inline int ht_connect(const struct ht *h)
 /* Send all @len bytes. Returns 0 or -errno. */
 static inline int ht_send(int fd, const void *buf, size_t len)
 {
-	size_t done = 0;
+	ssize_t r = gt_write_all(fd, buf, len);
 
-	while (done < len) {
-		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		done += (size_t)n;
-	}
-	return 0;
+	return r < 0 ? (int)r : 0;
 }
 
 static inline int ht_send_str(int fd, const char *s)

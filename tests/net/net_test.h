@@ -142,23 +142,6 @@ static inline int nt_ctl_recv(int fd, int *v)
 	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
 }
 
-/* Blocking helpers for plain peer threads. */
-static inline ssize_t nt_write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		done += (size_t)n;
-	}
-	return (ssize_t)len;
-}
-
 /* Read exactly @len bytes from a giong stream. Returns @len, 0 on a too-early
  * end of stream, or -errno. */
 static inline ssize_t nt_stream_read_exact(struct giong_stream *s, void *buf, size_t len)

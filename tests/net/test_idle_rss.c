@@ -68,7 +68,7 @@ static int exchange(int fd)
 	size_t got = 0;
 
 	memset(req, 'r', sizeof(req));
-	if (nt_write_all(fd, req, sizeof(req)) != (ssize_t)sizeof(req))
+	if (gt_write_all(fd, req, sizeof(req)) != (ssize_t)sizeof(req))
 		return -1;
 	while (got < sizeof(ans)) {
 		struct pollfd p = {fd, POLLIN, 0};

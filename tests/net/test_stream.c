@@ -119,7 +119,7 @@ static void *trickle_sender(void *arg)
 		if (n > TRICKLE_BYTES - (size_t)t->sent)
 			n = TRICKLE_BYTES - (size_t)t->sent;
 		nt_fill(21, (uint64_t)t->sent, buf, n);
-		if (nt_write_all(fd, buf, n) != (ssize_t)n)
+		if (gt_write_all(fd, buf, n) != (ssize_t)n)
 			break;
 		t->sent += (long long)n;
 		usleep(rand_r(&seed) % 6000);

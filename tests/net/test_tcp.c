@@ -261,7 +261,7 @@ static void *plain_writer(void *arg)
 		return NULL;
 	while (off < ECHO_BYTES) {
 		nt_fill(p->seed, off, buf, CHUNK);
-		if (nt_write_all(p->fd, buf, CHUNK) != CHUNK) {
+		if (gt_write_all(p->fd, buf, CHUNK) != CHUNK) {
 			p->write_ret = -EIO;
 			free(buf);
 			return NULL;
@@ -384,7 +384,7 @@ static void *plain_server(void *arg)
 		return NULL;
 	}
 	while ((n = read(fd, buf, 65536)) > 0) {
-		if (nt_write_all(fd, buf, (size_t)n) != n)
+		if (gt_write_all(fd, buf, (size_t)n) != n)
 			break;
 		p->bytes += n;
 	}

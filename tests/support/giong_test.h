@@ -283,6 +283,24 @@ static inline int gt_count_fds(void)
 	return n - 1; /* the DIR's own descriptor */
 }
 
+/* Send all @len bytes on blocking socket @fd (plain peer threads): @len, or
+ * -errno (-EPIPE for a send of 0). */
+static inline ssize_t gt_write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
 /* ------------------------------------ descriptors, for the tests with many */
 
 /* Raise RLIMIT_NOFILE to @n, or as far as the hard limit allows when the
