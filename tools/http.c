@@ -7,10 +7,15 @@
  *
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
  *        [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]
+ *        [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]
+ *         [--https-port 8443]]
  *
  * --log prints an access-log line per request to standard output;
  * --proxy-protocol expects a PROXY header (v1 or v2) on every connection,
  * from a load balancer in front, and logs the client it names.
+ * --tls-cert and --tls-key (PEM: the chain, the key) serve HTTPS on
+ * --https-port as well, through libgiong-tls and the backend chosen
+ * (wolfSSL by default; each is there when it was built), ALPN http/1.1.
  *
  * Routes:
  *   GET  /json    {"message":"Hello, World!"}       (27 bytes, application/json)
@@ -21,7 +26,8 @@
  *   else          404 (405 with Allow for a known path and another method)
  *
  * Try it: `make run`, then `curl -v http://127.0.0.1:8080/json`, or
- * `curl --data-binary @somefile http://127.0.0.1:8080/echo`.
+ * `curl --data-binary @somefile http://127.0.0.1:8080/echo`; with TLS,
+ * `curl --cacert ca.pem https://localhost:8443/json`.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -30,17 +36,33 @@
 #include <string.h>
 
 #include <giong/http.h>
+#ifdef GIONG_HAVE_TLS
+#include <giong/tls.h>
+#endif
+#ifdef GIONG_HAVE_TLS_WOLFSSL
+#include <giong/tls/wolfssl.h>
+#endif
+#ifdef GIONG_HAVE_TLS_OPENSSL
+#include <giong/tls/openssl.h>
+#endif
 
 #include "args.h"
 
 #define USERS_COUNT 144
 
+/* Where a server listens: plain HTTP, and HTTPS when TLS is configured. */
+struct endpoint {
+	struct giong_http_server *srv;
+	int port;
+	const char *scheme;
+};
+
 struct opts {
 	struct giong_config cfg;
-	struct giong_http_server *srv;
+	struct endpoint ep[2];
+	unsigned neps;
 	const char *host; /* NULL: 0.0.0.0 and [::] */
 	const char *unix_path;
-	int port;
 	atomic_bool failed;
 };
 
@@ -132,9 +154,9 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 }
 
 /* Serve @l until shutdown, then close it. */
-static void serve(struct opts *o, struct giong_listener *l)
+static void serve(struct giong_http_server *srv, struct giong_listener *l)
 {
-	int r = giong_http_serve(o->srv, l);
+	int r = giong_http_serve(srv, l);
 
 	if (r)
 		fprintf(stderr, "http: worker %d: serving stopped: %s\n", giong_worker_index(),
@@ -143,7 +165,7 @@ static void serve(struct opts *o, struct giong_listener *l)
 }
 
 struct listen_task {
-	struct opts *o;
+	struct giong_http_server *srv;
 	struct giong_listener *l;
 };
 
@@ -151,7 +173,7 @@ static intptr_t serve_task(void *arg)
 {
 	struct listen_task *t = arg;
 
-	serve(t->o, t->l);
+	serve(t->srv, t->l);
 	free(t);
 	return 0;
 }
@@ -167,61 +189,92 @@ static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_l
 	return r;
 }
 
+/* The listeners of one endpoint on this worker into @ls (up to 2). */
+static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep,
+				struct listen_task *ls)
+{
+	struct giong_listener *l = NULL;
+	char addr[160];
+	unsigned n = 0;
+
+	if (o->unix_path) {
+		if (giong_worker_index() == 0 && listen_on(o->unix_path, false, true, &l) == 0)
+			ls[n++] = (struct listen_task){ep->srv, l};
+		return n; /* a Unix socket path binds once: worker 0 serves it */
+	}
+	if (o->host) {
+		snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
+			 ep->port);
+		if (listen_on(addr, false, false, &l) == 0)
+			ls[n++] = (struct listen_task){ep->srv, l};
+		return n;
+	}
+	snprintf(addr, sizeof(addr), "0.0.0.0:%d", ep->port);
+	if (listen_on(addr, false, false, &l) == 0)
+		ls[n++] = (struct listen_task){ep->srv, l};
+	snprintf(addr, sizeof(addr), "[::]:%d", ep->port);
+	if (listen_on(addr, true, false, &l) == 0) /* no IPv6 here: IPv4 alone */
+		ls[n++] = (struct listen_task){ep->srv, l};
+	return n;
+}
+
 /*
- * Each worker serves its listeners: the first from its main task (a worker
- * whose main task returns is given the grace period and then stopped), the
- * second from a task of its own.
+ * Each worker serves its listeners (IPv4 and IPv6, for HTTP and HTTPS): the
+ * last from its main task (a worker whose main task returns is given the
+ * grace period and then stopped), the others from tasks of their own.
  */
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	struct giong_listener *l4 = NULL, *l6 = NULL;
-	struct listen_task *t;
-	char addr[160];
+	struct listen_task ls[4], *t;
+	unsigned n = 0;
 
-	if (o->unix_path) {
-		if (worker) /* a Unix socket path binds once: worker 0 serves it */
-			return;
-		listen_on(o->unix_path, false, true, &l4);
-	} else if (o->host) {
-		snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
-			 o->port);
-		listen_on(addr, false, false, &l4);
-	} else {
-		snprintf(addr, sizeof(addr), "0.0.0.0:%d", o->port);
-		listen_on(addr, false, false, &l4);
-		snprintf(addr, sizeof(addr), "[::]:%d", o->port);
-		listen_on(addr, true, false, &l6); /* no IPv6 here: IPv4 alone */
+	for (unsigned i = 0; i < o->neps; i++) {
+		unsigned got = listen_endpoint(o, &o->ep[i], ls + n);
+
+		if (!got && !o->unix_path) { /* an endpoint that cannot listen at all */
+			for (unsigned j = 0; j < n; j++)
+				giong_listener_close(ls[j].l);
+			n = 0;
+			break;
+		}
+		n += got;
 	}
-	if (!l4 && !l6) {
-		atomic_store(&o->failed, true);
-		giong_shutdown();
+	if (!n) {
+		if (worker == 0 || !o->unix_path) {
+			atomic_store(&o->failed, true);
+			giong_shutdown();
+		}
 		return;
 	}
 	if (worker == 0)
-		fprintf(stderr, "http: listening on %s%s port %d with %d workers; Ctrl-C stops\n",
-			o->unix_path ? o->unix_path
-			: o->host    ? o->host
-				     : "0.0.0.0 and [::]",
-			o->unix_path ? " (unix)," : "", o->port, giong_worker_count());
-	if (l4 && l6) {
-		if ((t = calloc(1, sizeof(*t)))) {
-			t->o = o;
-			t->l = l6;
-		}
+		for (unsigned i = 0; i < o->neps; i++)
+			fprintf(stderr,
+				"http: %s on %s%s port %d with %d workers; Ctrl-C stops\n",
+				o->ep[i].scheme,
+				o->unix_path ? o->unix_path
+				: o->host    ? o->host
+					     : "0.0.0.0 and [::]",
+				o->unix_path ? " (unix)," : "", o->ep[i].port,
+				giong_worker_count());
+	for (unsigned i = 0; i + 1 < n; i++) {
+		if ((t = malloc(sizeof(*t))))
+			*t = ls[i];
 		if (!t || giong_spawn(serve_task, t, NULL)) {
 			free(t);
-			giong_listener_close(l6);
+			giong_listener_close(ls[i].l);
 		}
 	}
-	serve(o, l4 ? l4 : l6);
+	serve(ls[n - 1].srv, ls[n - 1].l);
 }
 
 static void usage(int status)
 {
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
-		"            [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]\n");
+		"            [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]\n"
+		"            [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]\n"
+		"             [--https-port N]]\n");
 	exit(status);
 }
 
@@ -229,10 +282,17 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 {
 	for (unsigned i = 0;; i++) {
 		struct giong_stats st;
-		struct giong_http_stats hs;
+		struct giong_http_stats hs, ts;
 
-		if (giong_runtime_stats(rt, i, &st) || giong_http_server_stats(o->srv, i, &hs))
+		if (giong_runtime_stats(rt, i, &st) ||
+		    giong_http_server_stats(o->ep[0].srv, i, &hs))
 			break; /* past the last worker */
+		if (o->neps > 1 && giong_http_server_stats(o->ep[1].srv, i, &ts) == 0) {
+			hs.requests += ts.requests;
+			hs.accepted += ts.accepted;
+			for (int k = 0; k < 5; k++)
+				hs.responses[k] += ts.responses[k];
+		}
 		fprintf(stderr,
 			"http: worker %u: requests %llu enters %llu parks %llu switches %llu "
 			"accepted %llu 2xx %llu 4xx %llu 5xx %llu\n",
@@ -243,15 +303,72 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 	}
 }
 
+#ifdef GIONG_HAVE_TLS
+/* The TLS configuration of --tls-*: ALPN http/1.1, checked now so that a
+ * bad key is said at start-up rather than by every handshake. */
+static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key)
+{
+	const struct giong_tls_backend *be = NULL;
+	static const char *const alpn[] = {"http/1.1"};
+	struct giong_tls_config *c;
+	char why[160];
+	int r;
+
+#ifdef GIONG_HAVE_TLS_WOLFSSL
+	if (!strcmp(backend, "wolfssl"))
+		be = giong_tls_wolfssl();
+#endif
+#ifdef GIONG_HAVE_TLS_OPENSSL
+	if (!strcmp(backend, "openssl"))
+		be = giong_tls_openssl();
+#endif
+	if (!be) {
+		fprintf(stderr, "http: --tls-backend %s: not built in (this build has:%s%s)\n",
+			backend,
+#ifdef GIONG_HAVE_TLS_WOLFSSL
+			" wolfssl",
+#else
+			"",
+#endif
+#ifdef GIONG_HAVE_TLS_OPENSSL
+			" openssl"
+#else
+			""
+#endif
+		);
+		exit(2);
+	}
+	if ((r = giong_tls_config_new(be, &c))) {
+		fprintf(stderr, "http: TLS: %s\n", giong_strerror(r));
+		exit(1);
+	}
+	if ((r = giong_tls_config_add_cert_file(c, cert, key))) {
+		fprintf(stderr, "http: --tls-cert %s --tls-key %s: %s\n", cert, key,
+			giong_strerror(r));
+		exit(1);
+	}
+	if ((r = giong_tls_config_alpn(c, alpn, 1)) ||
+	    (r = giong_tls_config_check(c, why, sizeof(why)))) {
+		fprintf(stderr, "http: TLS (%s): %s: %s\n", backend, giong_strerror(r), why);
+		exit(1);
+	}
+	return c;
+}
+#endif
+
 int main(int argc, char **argv)
 {
-	struct opts o = {.port = 8080};
+	struct opts o = {.ep = {{.port = 8080, .scheme = "HTTP"}, {.port = 8443, .scheme = "HTTPS"}}};
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_backend = "wolfssl";
 	struct giong_http_limits lim;
 	struct giong_http_server_options so = {.limits = &lim};
 	struct giong_http_router *router;
 	struct giong_runtime *rt;
 	bool stats = false;
 	int r;
+#ifdef GIONG_HAVE_TLS
+	struct giong_tls_config *tls = NULL;
+#endif
 
 	giong_config_init(&o.cfg);
 	giong_http_limits_init(&lim);
@@ -276,7 +393,15 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc)
 			usage(2);
 		if (!strcmp(argv[i], "--port"))
-			o.port = (int)tool_number("http", "--port", argv[++i], 0, 65535);
+			o.ep[0].port = (int)tool_number("http", "--port", argv[++i], 0, 65535);
+		else if (!strcmp(argv[i], "--https-port"))
+			o.ep[1].port = (int)tool_number("http", "--https-port", argv[++i], 0, 65535);
+		else if (!strcmp(argv[i], "--tls-cert"))
+			tls_cert = argv[++i];
+		else if (!strcmp(argv[i], "--tls-key"))
+			tls_key = argv[++i];
+		else if (!strcmp(argv[i], "--tls-backend"))
+			tls_backend = argv[++i];
 		else if (!strcmp(argv[i], "--host"))
 			o.host = argv[++i];
 		else if (!strcmp(argv[i], "--unix"))
@@ -292,14 +417,36 @@ int main(int argc, char **argv)
 		else
 			usage(2);
 	}
+	if (!tls_cert != !tls_key) {
+		fprintf(stderr, "http: --tls-cert and --tls-key go together\n");
+		usage(2);
+	}
 	if (giong_http_router_new(&router) ||
 	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
 	    giong_http_router_add(router, "GET", "/users", users, NULL) ||
 	    giong_http_router_add(router, "POST", "/echo", echo, NULL) ||
 	    giong_http_router_add(router, "GET", "/health", health, NULL) ||
-	    (r = giong_http_server_new(router, &so, &o.srv))) {
+	    (r = giong_http_server_new(router, &so, &o.ep[0].srv))) {
 		fprintf(stderr, "http: out of memory\n");
 		return 1;
+	}
+	o.neps = 1;
+	if (tls_cert) {
+#ifdef GIONG_HAVE_TLS
+		tls = tls_setup(tls_backend, tls_cert, tls_key);
+		so.wrap = giong_tls_wrap_accept;
+		so.wrap_ctx = tls;
+		so.proxy_protocol = false; /* the PROXY header is for plain sockets */
+		if (giong_http_server_new(router, &so, &o.ep[1].srv)) {
+			fprintf(stderr, "http: out of memory\n");
+			return 1;
+		}
+		o.neps = 2;
+#else
+		(void)tls_backend;
+		fprintf(stderr, "http: built without libgiong-tls: no HTTPS\n");
+		return 2;
+#endif
 	}
 	r = giong_runtime_new(&o.cfg, &rt);
 	if (r) {
@@ -310,7 +457,11 @@ int main(int argc, char **argv)
 	if (stats && r == 0)
 		print_stats(rt, &o);
 	giong_runtime_free(rt);
-	giong_http_server_free(o.srv);
+	for (unsigned i = 0; i < o.neps; i++)
+		giong_http_server_free(o.ep[i].srv);
+#ifdef GIONG_HAVE_TLS
+	giong_tls_config_free(tls);
+#endif
 	giong_http_router_free(router);
 	if (r) {
 		fprintf(stderr, "http: %s\n", giong_strerror(r));

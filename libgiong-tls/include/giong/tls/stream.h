@@ -116,7 +116,9 @@ GIONG_API int giong_tls_resumed(const struct giong_stream *s);
 /*
  * giong_tls_last_error() - the backend's own words for the last TLS error
  * of @s ("certificate has expired", "no application protocol"), for a log.
- * "" when there was none. Valid until the next call on @s.
+ * "" when there was none. Valid until the next call on @s. With a NULL
+ * @s: the words of the calling thread's last failed giong_tls_accept() or
+ * giong_tls_connect() (whose stream is gone), valid until the next one.
  */
 GIONG_API const char *giong_tls_last_error(const struct giong_stream *s);
 

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - struct giong_tls_config: the settings a program fills, and the
+ * backend's library contexts built from them once per role.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tls_int.h"
+
+#define CERT_FILE_MAX (1u << 20) /* a PEM chain or key bigger than 1 MiB is a mistake */
+#define ALPN_MAX_NAMES 16
+
+int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_config **ret)
+{
+	struct giong_tls_config *cfg;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (!be || be->abi != GIONG_TLS_BACKEND_ABI || be->size < sizeof(*be) || !be->ctx_new ||
+	    !be->conn_init || !be->handshake || !be->read || !be->write)
+		return -EINVAL;
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	atomic_init(&cfg->refs, 1);
+	cfg->be = be;
+	cfg->min_version = GIONG_TLS_1_2;
+	cfg->max_version = GIONG_TLS_1_3;
+	cfg->tickets = true;
+	cfg->handshake_ms = 10000;
+	cfg->ca_files = calloc(1, sizeof(char *));
+	cfg->ca_dirs = calloc(1, sizeof(char *));
+	if (!cfg->ca_files || !cfg->ca_dirs) {
+		free(cfg->ca_files);
+		free(cfg->ca_dirs);
+		free(cfg);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&cfg->lock, NULL);
+	*ret = cfg;
+	return 0;
+}
+
+void giong__tls_config_ref(struct giong_tls_config *cfg)
+{
+	atomic_fetch_add_explicit(&cfg->refs, 1, memory_order_relaxed);
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void giong_tls_config_free(struct giong_tls_config *cfg)
+{
+	if (!cfg || atomic_fetch_sub_explicit(&cfg->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (int role = 0; role < 2; role++)
+		if (cfg->ctx[role] && cfg->be->ctx_free)
+			cfg->be->ctx_free(cfg->ctx[role]);
+	for (size_t i = 0; i < cfg->ncerts; i++) {
+		/* Keys are secrets: do not leave them in freed memory. */
+		explicit_bzero((void *)cfg->certs[i].key_pem, cfg->certs[i].key_len);
+		free((void *)cfg->certs[i].key_pem);
+		free((void *)cfg->certs[i].chain_pem);
+	}
+	free(cfg->certs);
+	free_strv(cfg->ca_files, cfg->nca_files);
+	free_strv(cfg->ca_dirs, cfg->nca_dirs);
+	free(cfg->alpn);
+	free(cfg->ciphers12);
+	free(cfg->ciphers13);
+	pthread_mutex_destroy(&cfg->lock);
+	free(cfg);
+}
+
+/* Setters refuse a frozen configuration: workers read it without a lock. */
+static int settable(struct giong_tls_config *cfg)
+{
+	bool frozen;
+
+	if (!cfg)
+		return -EINVAL;
+	pthread_mutex_lock(&cfg->lock);
+	frozen = cfg->frozen;
+	pthread_mutex_unlock(&cfg->lock);
+	return frozen ? -EBUSY : 0;
+}
+
+static char *dup_mem(const void *p, size_t n)
+{
+	char *c = malloc(n + 1);
+
+	if (c) {
+		memcpy(c, p, n);
+		c[n] = '\0'; /* PEM parsers like a terminator; the length stays exact */
+	}
+	return c;
+}
+
+int giong_tls_config_add_cert_mem(struct giong_tls_config *cfg, const void *chain, size_t chain_len,
+				  const void *key, size_t key_len)
+{
+	struct giong_tls_cert *certs, *c;
+	int r;
+
+	if ((r = settable(cfg)))
+		return r;
+	if (!chain || !key || !chain_len || !key_len)
+		return -EINVAL;
+	if (chain_len > CERT_FILE_MAX || key_len > CERT_FILE_MAX)
+		return -EFBIG;
+	certs = realloc(cfg->certs, (cfg->ncerts + 1) * sizeof(*certs));
+	if (!certs)
+		return -ENOMEM;
+	cfg->certs = certs;
+	c = &certs[cfg->ncerts];
+	c->chain_pem = dup_mem(chain, chain_len);
+	c->key_pem = dup_mem(key, key_len);
+	if (!c->chain_pem || !c->key_pem) {
+		free((void *)c->chain_pem);
+		free((void *)c->key_pem);
+		return -ENOMEM;
+	}
+	c->chain_len = chain_len;
+	c->key_len = key_len;
+	cfg->ncerts++;
+	return 0;
+}
+
+/* Read all of @path (at most CERT_FILE_MAX bytes) into a heap buffer. */
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out;
+	}
+	if (st.st_size > (off_t)CERT_FILE_MAX) {
+		r = -EFBIG;
+		goto out;
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		n = read(fd, *buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	*len = got;
+	if (got == 0) {
+		free(*buf);
+		*buf = NULL;
+		r = -EINVAL; /* an empty file holds no certificate */
+	}
+out:
+	close(fd);
+	return r;
+}
+
+int giong_tls_config_add_cert_file(struct giong_tls_config *cfg, const char *chain_path,
+				   const char *key_path)
+{
+	char *chain = NULL, *key = NULL;
+	size_t chain_len = 0, key_len = 0;
+	int r;
+
+	if ((r = settable(cfg)))
+		return r;
+	if (!chain_path || !key_path)
+		return -EINVAL;
+	if ((r = read_file(chain_path, &chain, &chain_len)) == 0 &&
+	    (r = read_file(key_path, &key, &key_len)) == 0)
+		r = giong_tls_config_add_cert_mem(cfg, chain, chain_len, key, key_len);
+	if (key) {
+		explicit_bzero(key, key_len);
+		free(key);
+	}
+	free(chain);
+	return r;
+}
+
+static int add_path(struct giong_tls_config *cfg, char ***v, size_t *n, const char *path,
+		    bool dir)
+{
+	struct stat st;
+	char **nv;
+	int r;
+
+	if ((r = settable(cfg)))
+		return r;
+	if (!path || !*path)
+		return -EINVAL;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode))
+		return dir ? -ENOTDIR : -EISDIR;
+	nv = realloc(*v, (*n + 2) * sizeof(char *));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	if (!(nv[*n] = strdup(path)))
+		return -ENOMEM;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+int giong_tls_config_ca_file(struct giong_tls_config *cfg, const char *path)
+{
+	return cfg ? add_path(cfg, &cfg->ca_files, &cfg->nca_files, path, false) : -EINVAL;
+}
+
+int giong_tls_config_ca_dir(struct giong_tls_config *cfg, const char *path)
+{
+	return cfg ? add_path(cfg, &cfg->ca_dirs, &cfg->nca_dirs, path, true) : -EINVAL;
+}
+
+int giong_tls_config_ca_system(struct giong_tls_config *cfg)
+{
+	int r = settable(cfg);
+
+	if (r == 0)
+		cfg->ca_system = true;
+	return r;
+}
+
+int giong_tls_config_verify(struct giong_tls_config *cfg, enum giong_tls_verify mode)
+{
+	int r = settable(cfg);
+
+	if (r)
+		return r;
+	if (mode != GIONG_TLS_VERIFY_NONE && mode != GIONG_TLS_VERIFY_PEER &&
+	    mode != GIONG_TLS_VERIFY_REQUIRE)
+		return -EINVAL;
+	cfg->verify = mode;
+	cfg->verify_set = true;
+	return 0;
+}
+
+int giong_tls_config_alpn(struct giong_tls_config *cfg, const char *const *protocols, size_t n)
+{
+	unsigned char *wire, *p;
+	size_t len = 0;
+	int r;
+
+	if ((r = settable(cfg)))
+		return r;
+	if ((n && !protocols) || n > ALPN_MAX_NAMES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = protocols[i] ? strlen(protocols[i]) : 0;
+
+		if (l == 0 || l > 255)
+			return -EINVAL;
+		len += 1 + l;
+	}
+	wire = NULL;
+	if (n) {
+		if (!(wire = malloc(len)))
+			return -ENOMEM;
+		p = wire;
+		for (size_t i = 0; i < n; i++) {
+			size_t l = strlen(protocols[i]);
+
+			*p++ = (unsigned char)l;
+			memcpy(p, protocols[i], l);
+			p += l;
+		}
+	}
+	free(cfg->alpn);
+	cfg->alpn = wire;
+	cfg->alpn_len = n ? len : 0;
+	return 0;
+}
+
+int giong_tls_config_versions(struct giong_tls_config *cfg, enum giong_tls_version min,
+			      enum giong_tls_version max)
+{
+	int r = settable(cfg);
+
+	if (r)
+		return r;
+	if ((min != GIONG_TLS_1_2 && min != GIONG_TLS_1_3) ||
+	    (max != GIONG_TLS_1_2 && max != GIONG_TLS_1_3) || min > max)
+		return -EINVAL;
+	cfg->min_version = min;
+	cfg->max_version = max;
+	return 0;
+}
+
+static int set_str(char **dst, const char *s)
+{
+	char *c = NULL;
+
+	if (s && !*s)
+		return -EINVAL;
+	if (s && !(c = strdup(s)))
+		return -ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+int giong_tls_config_ciphers(struct giong_tls_config *cfg, const char *tls12, const char *tls13)
+{
+	char *old12;
+	int r;
+
+	if ((r = settable(cfg)))
+		return r;
+	if ((tls12 && !*tls12) || (tls13 && !*tls13))
+		return -EINVAL;
+	old12 = cfg->ciphers12 ? strdup(cfg->ciphers12) : NULL;
+	if ((r = set_str(&cfg->ciphers12, tls12)))
+		goto out;
+	if ((r = set_str(&cfg->ciphers13, tls13))) {
+		free(cfg->ciphers12); /* all or nothing */
+		cfg->ciphers12 = old12;
+		old12 = NULL;
+	}
+out:
+	free(old12);
+	return r;
+}
+
+int giong_tls_config_tickets(struct giong_tls_config *cfg, bool on)
+{
+	int r = settable(cfg);
+
+	if (r == 0)
+		cfg->tickets = on;
+	return r;
+}
+
+int giong_tls_config_handshake_timeout(struct giong_tls_config *cfg, uint32_t ms)
+{
+	int r = settable(cfg);
+
+	if (r == 0)
+		cfg->handshake_ms = ms;
+	return r;
+}
+
+const struct giong_tls_backend *giong_tls_config_backend(const struct giong_tls_config *cfg)
+{
+	return cfg ? cfg->be : NULL;
+}
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+	if (dst && cap) {
+		strncpy(dst, src, cap - 1);
+		dst[cap - 1] = '\0';
+	}
+}
+
+int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx, char *err,
+			  size_t errlen)
+{
+	int role = server ? 1 : 0, r;
+
+	if (atomic_load_explicit(&cfg->ready[role], memory_order_acquire)) {
+		*ctx = cfg->ctx[role];
+		return 0;
+	}
+	pthread_mutex_lock(&cfg->lock);
+	cfg->frozen = true;
+	if (!cfg->built[role]) {
+		struct giong_tls_settings set = {
+			.server = server,
+			.certs = cfg->certs,
+			.ncerts = cfg->ncerts,
+			.ca_files = (const char *const *)cfg->ca_files,
+			.ca_dirs = (const char *const *)cfg->ca_dirs,
+			.ca_system = cfg->ca_system,
+			.verify = cfg->verify_set ? cfg->verify
+				  : server        ? GIONG_TLS_VERIFY_NONE
+						  : GIONG_TLS_VERIFY_PEER,
+			.alpn = cfg->alpn,
+			.alpn_len = cfg->alpn_len,
+			.min_version = cfg->min_version,
+			.max_version = cfg->max_version,
+			.ciphers12 = cfg->ciphers12,
+			.ciphers13 = cfg->ciphers13,
+			.tickets = cfg->tickets,
+		};
+
+		cfg->build_text[role][0] = '\0';
+		if (server && cfg->ncerts == 0) {
+			r = GIONG_ETLS_CONFIG;
+			copy_text(cfg->build_text[role], sizeof(cfg->build_text[role]),
+				  "a TLS server needs a certificate and key "
+				  "(giong_tls_config_add_cert_file())");
+		} else {
+			r = cfg->be->ctx_new(&set, &cfg->ctx[role], cfg->build_text[role],
+					     sizeof(cfg->build_text[role]));
+		}
+		/* -ENOMEM may pass: try again next time. A bad setting stays bad. */
+		if (r != -ENOMEM) {
+			cfg->built[role] = true;
+			cfg->build_err[role] = r;
+		}
+		if (r == 0)
+			atomic_store_explicit(&cfg->ready[role], true, memory_order_release);
+	} else {
+		r = cfg->build_err[role];
+	}
+	*ctx = r == 0 ? cfg->ctx[role] : NULL;
+	if (r)
+		copy_text(err, errlen, cfg->build_text[role]);
+	pthread_mutex_unlock(&cfg->lock);
+	return r;
+}
+
+int giong_tls_config_check(struct giong_tls_config *cfg, char *err, size_t errlen)
+{
+	void *ctx;
+	int r;
+
+	if (!cfg)
+		return -EINVAL;
+	if (err && errlen)
+		err[0] = '\0';
+	/* A configuration with a certificate may serve; one with CA roots or
+	 * none may connect. Check the roles it can play. */
+	if (cfg->ncerts && (r = giong__tls_config_ctx(cfg, true, &ctx, err, errlen)))
+		return r;
+	return giong__tls_config_ctx(cfg, false, &ctx, err, errlen);
+}

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream.c - the TLS stream: struct giong_stream_ops over @lower, the
+ * handshake, and the questions about a connection (ALPN, version, ...).
+ *
+ * Every call runs the backend (which never suspends) until it says
+ * GIONG_TLS_WANT_READ, then parks in lower's receive (io.c) and runs it
+ * again: a timeout or a cancellation while parked takes nothing, so
+ * nothing is lost (a record half received stays in the library or in
+ * s->held). Records the library pushes leave in one write of lower per
+ * call, under the write lock.
+ *
+ * Lifetime: close marks the stream closed and frees it once no task is
+ * inside one of its calls (busy) and nothing it lent is in flight (a
+ * send_start's batch, a deferred readable notice).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <liburing.h>
+
+#include "tls_int.h"
+
+#include <giong/tls/stream.h>
+
+#define ERRTEXT_LEN 160
+/* Plaintext pieces below this are gathered into one record, not one each. */
+#define GATHER_BELOW 4096u
+
+static const struct giong_stream_ops tls_ops;
+
+static struct giong_tls_stream *to_tls(struct giong_stream *st)
+{
+	return (struct giong_tls_stream *)st;
+}
+
+static const struct giong_tls_stream *tls_of(const struct giong_stream *st)
+{
+	return st && st->ops == &tls_ops ? (const struct giong_tls_stream *)st : NULL;
+}
+
+static void free_stream(struct giong_tls_stream *s)
+{
+	giong__tls_held_release(s);
+	if (s->conn && s->be->conn_free)
+		s->be->conn_free(s->conn);
+	giong_tls_config_free(s->cfg);
+	free(s->out);
+	free(s->flying);
+	free(s->stage);
+	free(s->errtext);
+	free(s);
+}
+
+static void maybe_free(struct giong_tls_stream *s)
+{
+	if (s->closed && !s->busy && !s->inflight)
+		free_stream(s);
+}
+
+/* Enter a call: the owner worker only, not after close. */
+static int enter(struct giong_tls_stream *s)
+{
+	int w = giong_worker_index();
+
+	if (w < 0)
+		return GIONG_ENOTWORKER;
+	if (w != s->worker)
+		return -EPERM;
+	if (s->closed)
+		return -EBADF;
+	s->busy++;
+	return 0;
+}
+
+static void leave(struct giong_tls_stream *s)
+{
+	s->busy--;
+	if (s->closed)
+		maybe_free(s);
+	else
+		giong__tls_held_settle(s);
+}
+
+/* Keep the backend's words for @err (its error queue does not last). */
+static int failed(struct giong_tls_stream *s, int err)
+{
+	if (err == GIONG_TLS_WANT_READ)
+		err = GIONG_ETLS; /* a backend that wants to read in write: a bug */
+	if (s->be->error_text && (s->errtext || (s->errtext = malloc(ERRTEXT_LEN)))) {
+		s->errtext[0] = '\0';
+		s->be->error_text(s->conn, err, s->errtext, ERRTEXT_LEN);
+		s->errtext[ERRTEXT_LEN - 1] = '\0';
+	}
+	return err;
+}
+
+/* A GIONG_ETLS* code: the backend has words for it. */
+static bool tls_error(ssize_t r)
+{
+	return r <= GIONG_ETLS && r > -4095;
+}
+
+/* The words of the calling worker's last failed handshake: the stream that
+ * held them is gone (giong_tls_last_error(NULL)). */
+static _Thread_local char handshake_text[ERRTEXT_LEN];
+
+static void handshake_failed(struct giong_tls_stream *s, int err)
+{
+	failed(s, err);
+	strncpy(handshake_text, s->errtext ? s->errtext : giong_strerror(err),
+		sizeof(handshake_text) - 1);
+}
+
+/* Run @op until it no longer wants to read; parks in lower in between. */
+#define RUN_BACKEND(s, r, call)                                                                    \
+	for (;;) {                                                                                 \
+		(r) = (call);                                                                      \
+		if ((r) != GIONG_TLS_WANT_READ)                                                    \
+			break;                                                                     \
+		int fr_ = giong__tls_flush(s);                                                     \
+		if (fr_ == 0)                                                                      \
+			fr_ = giong__tls_fill(s);                                                  \
+		if (fr_) {                                                                         \
+			(r) = fr_;                                                                 \
+			break;                                                                     \
+		}                                                                                  \
+	}
+
+/* One read of decrypted bytes into @buf; the common part of recv and read. */
+static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
+{
+	ssize_t r;
+
+	if (s->peer_closed)
+		return 0;
+	RUN_BACKEND(s, r, s->be->read(s->conn, buf, len));
+	if (s->closed)
+		return -EBADF;
+	if (r == 0) {
+		s->peer_closed = true;
+		return 0;
+	}
+	if (tls_error(r))
+		failed(s, (int)r);
+	/* Records the read produced (a KeyUpdate answer, an alert) leave now. */
+	if (s->out_len && r != -ETIMEDOUT && r != -ECANCELED)
+		giong__tls_flush(s);
+	return r;
+}
+
+static ssize_t tls_recv(struct giong_stream *st, struct giong_recvbuf **ret)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	struct giong_recvbuf *b;
+	size_t room;
+	ssize_t r;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if ((r = enter(s)))
+		return r;
+	if ((r = giong_recvbuf_alloc(GIONG__TLS_RECORD, &b)) == 0) {
+		void *tail = giong_recvbuf_tail(b, &room);
+
+		r = read_plain(s, tail, room);
+		if (r > 0) {
+			giong_recvbuf_commit(b, (size_t)r);
+			*ret = b;
+		} else {
+			giong_recvbuf_release(b);
+		}
+	}
+	leave(s);
+	return r;
+}
+
+static ssize_t tls_read(struct giong_stream *st, void *buf, size_t len)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	ssize_t r;
+
+	if (!buf || !len)
+		return -EINVAL;
+	if (len > INT_MAX)
+		len = INT_MAX;
+	if ((r = enter(s)))
+		return r;
+	r = read_plain(s, buf, len);
+	leave(s);
+	return r;
+}
+
+/* Encrypt from @iov, starting @skip bytes in, up to @max plaintext bytes.
+ * Small pieces are gathered into one record. Returns the plaintext count
+ * taken (> 0) or an error (the stream is then broken). */
+static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, int n, size_t skip,
+			   size_t max)
+{
+	size_t done = 0;
+	int i = 0;
+
+	while (i < n && skip >= iov[i].iov_len)
+		skip -= iov[i++].iov_len;
+	while (i < n && done < max) {
+		const unsigned char *p = (const unsigned char *)iov[i].iov_base + skip;
+		size_t len = iov[i].iov_len - skip;
+		ssize_t r;
+
+		if (len == 0) {
+			i++;
+			skip = 0;
+			continue;
+		}
+		if (len < GATHER_BELOW && i + 1 < n) {
+			/* Gather this and the following pieces into one record. */
+			size_t g = 0;
+
+			if (!s->stage && !(s->stage = malloc(GIONG__TLS_RECORD)))
+				return done ? (ssize_t)done : -ENOMEM;
+			while (i < n && g < GIONG__TLS_RECORD && done + g < max) {
+				size_t take = iov[i].iov_len - skip;
+
+				if (take > GIONG__TLS_RECORD - g)
+					take = GIONG__TLS_RECORD - g;
+				if (take > max - done - g)
+					take = max - done - g;
+				memcpy(s->stage + g, (const unsigned char *)iov[i].iov_base + skip, take);
+				g += take;
+				skip += take;
+				if (skip == iov[i].iov_len) {
+					i++;
+					skip = 0;
+				}
+			}
+			p = s->stage;
+			len = g;
+		} else {
+			if (len > max - done)
+				len = max - done;
+			skip += len;
+			if (skip == iov[i].iov_len) {
+				i++;
+				skip = 0;
+			}
+		}
+		r = s->be->write(s->conn, p, len);
+		if (r < 0 || (size_t)r != len) {
+			s->broken = -EPIPE;
+			return failed(s, r < 0 ? (int)r : GIONG_ETLS);
+		}
+		done += len;
+	}
+	return (ssize_t)done;
+}
+
+static int check_iov(const struct iovec *iov, int n, size_t *total)
+{
+	size_t t = 0;
+
+	if (!iov || n < 1 || n > IOV_MAX)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EINVAL;
+		t += iov[i].iov_len;
+		if (t < iov[i].iov_len)
+			return -EINVAL;
+	}
+	*total = t;
+	return 0;
+}
+
+static ssize_t tls_writev(struct giong_stream *st, const struct iovec *iov, int n, unsigned flags)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	size_t total, sent = 0;
+	ssize_t r;
+
+	if ((r = check_iov(iov, n, &total)))
+		return r;
+	if ((r = enter(s)))
+		return r;
+	if (s->broken || s->shut_wr) {
+		r = -EPIPE;
+		goto out;
+	}
+	if (total == 0)
+		goto out;
+	if ((r = giong__tls_write_lock(s)))
+		goto out;
+	do {
+		r = encrypt_iov(s, iov, n, sent, GIONG__TLS_WRITE_MAX);
+		if (r > 0) {
+			int fr = giong__tls_flush_locked(s);
+
+			if (fr < 0)
+				r = fr;
+			else
+				sent += (size_t)r;
+		}
+	} while (r > 0 && (flags & GIONG_WRITE_ALL) && sent < total);
+	if (!s->closed)
+		giong__tls_write_unlock(s);
+out:
+	leave(s);
+	return r < 0 ? r : (ssize_t)sent;
+}
+
+/* The batch of a send_start left (or failed): report to the caller. */
+static void send_done(struct giong_stream_send *lreq, ssize_t res)
+{
+	struct giong_tls_stream *s = giong__container_of(lreq, struct giong_tls_stream, lower_send);
+	struct giong_stream_send *req = s->user_send;
+	ssize_t plain = (ssize_t)s->user_send_len;
+	bool all = res >= 0 && (size_t)res == s->flying_len;
+
+	s->user_send = NULL;
+	s->flying_len = 0;
+	s->inflight--;
+	if (!all && !s->broken)
+		s->broken = -EPIPE;
+	if (s->closed) {
+		maybe_free(s);
+	} else {
+		s->writing = false;
+		giong_waitq_wake_one(&s->write_q, 0);
+	}
+	/* Last: the callback may close the stream (and so free it). */
+	if (req)
+		req->done(req, all ? plain : res < 0 ? res : -EPIPE);
+}
+
+static int tls_send_start(struct giong_stream *st, struct giong_stream_send *req,
+			  const struct iovec *iov, int n)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	size_t total;
+	ssize_t r;
+	unsigned char *p;
+	size_t cap;
+
+	if (!req || !req->done || (r = check_iov(iov, n, &total)))
+		return -EINVAL;
+	if (total > INT_MAX)
+		return -EINVAL;
+	if (!st->lower->ops->send_start)
+		return -ENOTSUP; /* before any record is made: nothing to undo */
+	if ((r = enter(s)))
+		return (int)r;
+	if (s->broken || s->shut_wr) {
+		r = -EPIPE;
+		goto out;
+	}
+	if (s->writing || s->flying_len) {
+		r = -EBUSY;
+		goto out;
+	}
+	if (total && (r = encrypt_iov(s, iov, n, 0, total)) < 0)
+		goto out;
+	/* The records go to lower as one batch, lent until send_done. */
+	p = s->out;
+	cap = s->out_cap;
+	s->out = s->flying;
+	s->out_cap = s->flying_cap;
+	s->flying = p;
+	s->flying_cap = cap;
+	s->flying_len = s->out_len;
+	s->out_len = 0;
+	s->flying_iov.iov_base = s->flying;
+	s->flying_iov.iov_len = s->flying_len;
+	s->lower_send.done = send_done;
+	s->user_send = req;
+	s->user_send_len = total;
+	req->_stream = st;
+	if (s->flying_len == 0) {
+		/* Nothing to send (an empty iov): still report through done,
+		 * from a completion, as the contract says. Lower sends 0 bytes. */
+		s->flying_iov.iov_base = s->flying ? (void *)s->flying : (void *)"";
+	}
+	r = giong_stream_send_start(st->lower, &s->lower_send, &s->flying_iov, 1);
+	if (r < 0) {
+		s->user_send = NULL;
+		s->flying_len = 0;
+		s->broken = -EPIPE; /* the records were made and are lost */
+		goto out;
+	}
+	s->writing = true;
+	s->inflight++;
+out:
+	leave(s);
+	return (int)r;
+}
+
+static int tls_shutdown(struct giong_stream *st, int how)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	int r;
+
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		return -EINVAL;
+	if ((r = enter(s)))
+		return r;
+	if (how != SHUT_RD && !s->shut_wr) {
+		if (s->broken) {
+			r = -EPIPE;
+			goto out;
+		}
+		if ((r = giong__tls_write_lock(s)))
+			goto out;
+		r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
+		if (r < 0)
+			failed(s, r);
+		else
+			r = giong__tls_flush_locked(s);
+		if (!s->closed)
+			giong__tls_write_unlock(s);
+		if (r < 0)
+			goto out;
+		s->shut_wr = true;
+	}
+	r = s->closed ? -EBADF : giong_stream_shutdown(st->lower, how);
+out:
+	leave(s);
+	return r;
+}
+
+/* The lower stream became readable: tell the TLS stream's reader. */
+static void lower_readable(struct giong_stream *lower, void *ctx)
+{
+	struct giong_tls_stream *s = ctx;
+
+	(void)lower;
+	if (!s->closed && s->readable_fn)
+		s->readable_fn(&s->base, s->readable_ctx);
+}
+
+/* Something can be read without waiting for lower. */
+static bool ready(struct giong_tls_stream *s)
+{
+	return s->held || s->lower_eof || s->lower_err || s->peer_closed ||
+	       (s->be->pending && s->be->pending(s->conn));
+}
+
+static int park(struct giong_tls_stream *s);
+
+static void deferred_ready(void *ctx, int res, unsigned flags)
+{
+	struct giong_tls_stream *s = ctx;
+
+	(void)res;
+	(void)flags;
+	s->inflight--;
+	s->readable_deferred = false;
+	if (s->closed) {
+		maybe_free(s);
+		return;
+	}
+	if (!s->readable_fn)
+		return;
+	if (ready(s)) {
+		s->busy++; /* the callback may close s */
+		s->readable_fn(&s->base, s->readable_ctx);
+		s->busy--;
+		maybe_free(s);
+	} else {
+		park(s); /* a task read it meanwhile */
+	}
+}
+
+/* Wait for lower with nothing held: release what idles, pass the wait down. */
+static int park(struct giong_tls_stream *s)
+{
+	if (ready(s)) {
+		struct io_uring_sqe *sqe;
+		int r;
+
+		if (s->readable_deferred)
+			return 0;
+		/* Tell from the worker loop, not from inside the caller. */
+		if (!(sqe = giong_sqe()))
+			return -EBUSY;
+		io_uring_prep_nop(sqe);
+		if ((r = giong_op_start(sqe, deferred_ready, s, NULL)))
+			return r;
+		s->readable_deferred = true;
+		s->inflight++;
+		return 0;
+	}
+	if (!s->writing) {
+		free(s->stage);
+		s->stage = NULL;
+		if (!s->out_len) {
+			free(s->out);
+			s->out = NULL;
+			s->out_cap = 0;
+		}
+		if (!s->flying_len) {
+			free(s->flying);
+			s->flying = NULL;
+			s->flying_cap = 0;
+		}
+	}
+	if (s->be->idle)
+		s->be->idle(s->conn);
+	return giong_stream_on_readable(s->base.lower, lower_readable, s);
+}
+
+static int tls_on_readable(struct giong_stream *st, giong_stream_readable_fn fn, void *ctx)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	int r;
+
+	if ((r = enter(s)))
+		return r;
+	s->readable_fn = fn;
+	s->readable_ctx = ctx;
+	r = fn ? park(s) : giong_stream_on_readable(st->lower, NULL, NULL);
+	leave(s);
+	return r;
+}
+
+/* Best effort: close_notify leaves with the rest of the tick, unwaited. */
+static void close_notify_nowait(struct giong_tls_stream *s)
+{
+	if (!s->handshaken || s->broken || s->shut_wr || s->writing || s->flying_len ||
+	    !s->be->shutdown || !s->base.lower->ops->send_start)
+		return;
+	if (s->be->shutdown(s->conn) < 0 || !s->out_len)
+		return;
+	s->flying_iov.iov_base = s->out;
+	s->flying_iov.iov_len = s->out_len;
+	{
+		unsigned char *p = s->out;
+		size_t cap = s->out_cap;
+
+		s->out = s->flying;
+		s->out_cap = s->flying_cap;
+		s->flying = p;
+		s->flying_cap = cap;
+		s->flying_len = s->out_len;
+		s->out_len = 0;
+	}
+	s->lower_send.done = send_done;
+	s->user_send = NULL;
+	if (giong_stream_send_start(s->base.lower, &s->lower_send, &s->flying_iov, 1) == 0)
+		s->inflight++;
+	else
+		s->flying_len = 0;
+}
+
+static int tls_close(struct giong_stream *st)
+{
+	struct giong_tls_stream *s = to_tls(st);
+	int w = giong_worker_index();
+
+	if (w < 0)
+		return GIONG_ENOTWORKER;
+	if (w != s->worker)
+		return -EPERM;
+	if (s->closed)
+		return -EBADF;
+	close_notify_nowait(s);
+	s->closed = true;
+	s->readable_fn = NULL;
+	giong_waitq_wake_all(&s->write_q, -EBADF);
+	giong__tls_held_release(s);
+	maybe_free(s);
+	return 0;
+}
+
+static const struct giong_stream_ops tls_ops = {
+	.name = "tls",
+	.recv = tls_recv,
+	.read = tls_read,
+	.writev = tls_writev,
+	.shutdown = tls_shutdown,
+	.close = tls_close,
+	.set_on_readable = tls_on_readable,
+	.fd = NULL, /* asks lower */
+	.send_start = tls_send_start,
+};
+
+/* --- the handshake ------------------------------------------------------------------------ */
+
+static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, bool server,
+		     const char *server_name, struct giong_stream **ret)
+{
+	const struct giong_tls_backend *be;
+	struct giong_tls_stream *s;
+	size_t head;
+	uint64_t saved = GIONG_NO_DEADLINE;
+	void *ctx;
+	char why[ERRTEXT_LEN];
+	int r, w;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (!lower || !cfg || !lower->ops)
+		return -EINVAL;
+	if ((w = giong_worker_index()) < 0)
+		return GIONG_ENOTWORKER;
+	if ((r = giong__tls_config_ctx(cfg, server, &ctx, why, sizeof(why))))
+		return r;
+	be = cfg->be;
+	head = (sizeof(*s) + 15) & ~(size_t)15;
+	if (!(s = calloc(1, head + be->conn_size)))
+		return -ENOMEM;
+	s->base.ops = &tls_ops;
+	s->base.lower = lower;
+	s->cfg = cfg;
+	s->be = be;
+	s->conn = (char *)s + head;
+	s->worker = w;
+	if ((r = be->conn_init(ctx, s->conn, s, server_name))) {
+		s->conn = NULL; /* conn_free is for a conn that was made */
+		s->cfg = NULL;
+		free_stream(s);
+		return r;
+	}
+	giong__tls_config_ref(cfg);
+	if (cfg->handshake_ms)
+		saved = giong_deadline_in(cfg->handshake_ms);
+	s->busy++;
+	RUN_BACKEND(s, r, be->handshake(s->conn));
+	if (tls_error(r))
+		handshake_failed(s, r);
+	/* What is left to send: the last flight, or the alert of a failure
+	 * (best effort then, under the same deadline). */
+	if (s->out_len) {
+		int fr = giong__tls_flush(s);
+
+		if (r == 0)
+			r = fr;
+	}
+	s->busy--;
+	if (cfg->handshake_ms)
+		giong_deadline_restore(saved);
+	if (r < 0) {
+		/* lower goes back to the caller: it must not be closed with us. */
+		free_stream(s);
+		return r;
+	}
+	s->handshaken = true;
+	*ret = &s->base;
+	return 0;
+}
+
+int giong_tls_accept(struct giong_stream *lower, struct giong_tls_config *cfg,
+		     struct giong_stream **ret)
+{
+	return handshake(cfg, lower, true, NULL, ret);
+}
+
+int giong_tls_connect(struct giong_stream *lower, struct giong_tls_config *cfg,
+		      const char *server_name, struct giong_stream **ret)
+{
+	if (ret)
+		*ret = NULL;
+	if (server_name && !*server_name)
+		return -EINVAL;
+	if (cfg && !server_name &&
+	    (cfg->verify_set ? cfg->verify != GIONG_TLS_VERIFY_NONE : true))
+		return -EINVAL; /* verifying needs the name to verify */
+	return handshake(cfg, lower, false, server_name, ret);
+}
+
+int giong_tls_wrap_accept(struct giong_stream *accepted, void *cfg, struct giong_stream **ret)
+{
+	return giong_tls_accept(accepted, cfg, ret);
+}
+
+/* --- questions ----------------------------------------------------------------------------- */
+
+bool giong_tls_is_tls(const struct giong_stream *s)
+{
+	return tls_of(s) != NULL;
+}
+
+const char *giong_tls_alpn(const struct giong_stream *st, size_t *len)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+	const char *p = NULL;
+	size_t l = 0;
+
+	if (s && s->be->alpn && s->be->alpn(s->conn, &p, &l) != 0) {
+		p = NULL;
+		l = 0;
+	}
+	if (len)
+		*len = p ? l : 0;
+	return p;
+}
+
+const char *giong_tls_version(const struct giong_stream *st)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+
+	return s && s->be->version ? s->be->version(s->conn) : NULL;
+}
+
+const char *giong_tls_cipher(const struct giong_stream *st)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+
+	return s && s->be->cipher ? s->be->cipher(s->conn) : NULL;
+}
+
+int giong_tls_resumed(const struct giong_stream *st)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+
+	if (!s)
+		return -EINVAL;
+	return s->be->resumed && s->be->resumed(s->conn) ? 1 : 0;
+}
+
+const char *giong_tls_last_error(const struct giong_stream *st)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+
+	if (!st)
+		return handshake_text;
+	return s && s->errtext ? s->errtext : "";
+}
+
+const char *giong_tls_backend_name(const struct giong_stream *st)
+{
+	const struct giong_tls_stream *s = tls_of(st);
+
+	return s ? s->be->name : NULL;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tls_int.h - what the generic TLS code shares between its files: the
+ * configuration (config.c) and the stream (stream.c, io.c).
+ */
+#ifndef GIONG_TLS_INT_H
+#define GIONG_TLS_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <giong/core.h>
+#include <giong/net/stream.h>
+#include <giong/tls/backend.h>
+#include <giong/tls/config.h>
+
+#include "giong_private.h"
+
+/* Plaintext encrypted per giong_stream_writev() call: 4 full records. */
+#define GIONG__TLS_WRITE_MAX (64u * 1024)
+/* The largest TLS plaintext record (RFC 8446 5.1): one recv's buffer. */
+#define GIONG__TLS_RECORD 16384u
+
+struct giong_tls_config {
+	atomic_uint refs; /* the caller's, plus one per stream */
+	const struct giong_tls_backend *be;
+
+	struct giong_tls_cert *certs; /* owned copies of the PEM */
+	size_t ncerts;
+	char **ca_files; /* NULL-terminated */
+	size_t nca_files;
+	char **ca_dirs;
+	size_t nca_dirs;
+	bool ca_system;
+	bool verify_set; /* else: clients PEER, servers NONE */
+	enum giong_tls_verify verify;
+	unsigned char *alpn; /* wire format */
+	size_t alpn_len;
+	enum giong_tls_version min_version, max_version;
+	char *ciphers12, *ciphers13;
+	bool tickets;
+	uint32_t handshake_ms;
+
+	/* Built once per role by the first handshake (or _check), then
+	 * read-only: [0] client, [1] server. */
+	pthread_mutex_t lock;
+	bool frozen;
+	atomic_bool ready[2]; /* built with success: the lock-free fast path */
+	bool built[2];
+	int build_err[2];
+	void *ctx[2];
+	char build_text[2][160];
+};
+
+/* The library context of @cfg for a role, built on first use (freezing
+ * @cfg). Returns 0 and *@ctx, or GIONG_ETLS_CONFIG / -ENOMEM; @err (if not
+ * NULL) gets the backend's reason. Thread-safe. */
+int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx, char *err,
+			  size_t errlen);
+void giong__tls_config_ref(struct giong_tls_config *cfg);
+
+/* A TLS stream. */
+struct giong_tls_stream {
+	struct giong_stream base; /* FIRST: what callers hold */
+	struct giong_tls_config *cfg;
+	const struct giong_tls_backend *be;
+	void *conn; /* the backend's state, allocated after this struct */
+	int worker; /* giong_worker_index() of the owner */
+
+	/* Ciphertext received from lower and not yet pulled by the library. */
+	struct giong_recvbuf *held;
+	struct giong_bufpool_dry dry; /* copies @held off the pool when it runs dry */
+	int lower_err;                /* lower's fatal error, once seen (sticky) */
+	bool lower_eof;               /* lower ended */
+	bool peer_closed;             /* the peer's close_notify was read */
+
+	/* Ciphertext pushed by the library, waiting for a flush. */
+	unsigned char *out;
+	size_t out_len, out_cap;
+	/* The batch lent to lower (a write in progress, or a send_start). */
+	unsigned char *flying;
+	size_t flying_len, flying_cap;
+	unsigned char *stage; /* small plaintext pieces gathered into one record */
+
+	/* The write lock: one writer (task or send_start) at a time. */
+	bool writing;
+	struct giong_waitq write_q;
+	int broken; /* a write failed part way: every call gives -EPIPE */
+	bool shut_wr;
+	bool handshaken;
+
+	/* Lifetime: tasks inside a call, and operations in flight (a deferred
+	 * readable notice, a send), keep the struct after close. */
+	bool closed;
+	unsigned busy;
+	unsigned inflight;
+
+	giong_stream_readable_fn readable_fn;
+	void *readable_ctx;
+	bool readable_deferred;
+
+	struct giong_stream_send lower_send;
+	struct giong_stream_send *user_send;
+	size_t user_send_len;
+	struct iovec flying_iov;
+
+	char *errtext; /* the backend's words for the last error (heap, lazily) */
+};
+
+/* io.c: ciphertext in and out (all with the stream's busy count held). */
+/* Receive from lower into s->held (parks). 0: something to pull (bytes, or
+ * the end/failure of lower, which the pull reports); -errno: nothing was
+ * taken (-ETIMEDOUT, -ECANCELED; -EBADF once closed). */
+int giong__tls_fill(struct giong_tls_stream *s);
+/* Send what the library pushed (parks; takes the write lock). */
+int giong__tls_flush(struct giong_tls_stream *s);
+int giong__tls_write_lock(struct giong_tls_stream *s);
+void giong__tls_write_unlock(struct giong_tls_stream *s);
+int giong__tls_flush_locked(struct giong_tls_stream *s);
+/* Join the dry-pool list while a pool buffer is held between calls. */
+void giong__tls_held_settle(struct giong_tls_stream *s);
+void giong__tls_held_release(struct giong_tls_stream *s);
+
+#endif /* GIONG_TLS_INT_H */

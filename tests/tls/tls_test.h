@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tls_test.h - the fixture of the tls tests. Each test source is built once
+ * per TLS backend (tests/tls/CMakeLists.txt defines TT_BACKEND, the
+ * function returning it, and TT_BACKEND_HEADER); the certificates come from
+ * make-certs.sh, run by the CTest fixture tls.certs into the directory in
+ * $GIONG_TLS_CERTS.
+ *
+ *	struct giong_tls_config *srv = tt_server("server", NULL);
+ *	struct giong_tls_config *cli = tt_client(NULL);
+ *	tt_pair(srv, cli, "localhost", &a, &b);    // in a task: both handshakes
+ */
+#ifndef GIONG_TLS_TEST_H
+#define GIONG_TLS_TEST_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "giong_test.h"
+
+#include <giong/net.h>
+#include <giong/tls.h>
+#include <giong/tls/backend.h>
+#include TT_BACKEND_HEADER
+
+static inline const struct giong_tls_backend *tt_backend(void)
+{
+	return TT_BACKEND();
+}
+
+/* The path of certificate file @name ("server.pem") in $GIONG_TLS_CERTS.
+ * Static storage, one of 8 in turn. */
+static inline const char *tt_path(const char *name)
+{
+	static char paths[8][PATH_MAX];
+	static unsigned next;
+	const char *dir = getenv("GIONG_TLS_CERTS");
+	char *p = paths[next++ % 8];
+
+	if (!dir) {
+		fprintf(stderr, "GIONG_TLS_CERTS is not set (run through ctest: fixture tls.certs)\n");
+		exit(1);
+	}
+	snprintf(p, PATH_MAX, "%s/%s", dir, name);
+	return p;
+}
+
+/* A server configuration presenting certificate @cert ("server" for
+ * server.pem + server.key), offering ALPN @alpn (NULL-terminated list, or
+ * NULL for none). */
+static inline struct giong_tls_config *tt_server(const char *cert, const char *const *alpn)
+{
+	struct giong_tls_config *c;
+	char pem[64], key[64];
+	size_t n = 0;
+
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c), 0);
+	snprintf(pem, sizeof(pem), "%s.pem", cert);
+	snprintf(key, sizeof(key), "%s.key", cert);
+	assert_int_equal(giong_tls_config_add_cert_file(c, tt_path(pem), tt_path(key)), 0);
+	while (alpn && alpn[n])
+		n++;
+	if (n)
+		assert_int_equal(giong_tls_config_alpn(c, alpn, n), 0);
+	return c;
+}
+
+/* A client configuration trusting the test CA, offering @alpn. */
+static inline struct giong_tls_config *tt_client(const char *const *alpn)
+{
+	struct giong_tls_config *c;
+	size_t n = 0;
+
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c), 0);
+	assert_int_equal(giong_tls_config_ca_file(c, tt_path("ca.pem")), 0);
+	while (alpn && alpn[n])
+		n++;
+	if (n)
+		assert_int_equal(giong_tls_config_alpn(c, alpn, n), 0);
+	return c;
+}
+
+/* --- a server task and a client task over a Unix socket pair ------------- */
+
+struct tt_accept {
+	struct giong_tls_config *cfg;
+	struct giong_stream *lower;
+	struct giong_stream *tls; /* result */
+	int err;
+};
+
+static intptr_t tt_accept_task(void *arg)
+{
+	struct tt_accept *a = arg;
+
+	a->err = giong_tls_accept(a->lower, a->cfg, &a->tls);
+	return 0;
+}
+
+/*
+ * tt_pair() - in a task: a socket pair, the server handshake in a task of
+ * its own, the client's here. Returns 0 with both TLS streams (*@server,
+ * *@client); or the client's error in the low half and the server's via
+ * *@server_err (both lowers closed then). Either may be NULL on failure.
+ */
+static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config *cli,
+			  const char *name, struct giong_stream **server, struct giong_stream **client,
+			  int *server_err)
+{
+	struct giong_stream *a, *b;
+	struct tt_accept acc = {.cfg = srv};
+	struct giong_task *t;
+	int r;
+
+	*server = *client = NULL;
+	if ((r = giong_unix_pair(&a, &b)))
+		return r;
+	acc.lower = a;
+	if ((r = giong_spawn(tt_accept_task, &acc, &t))) {
+		giong_stream_close(a);
+		giong_stream_close(b);
+		return r;
+	}
+	r = giong_tls_connect(b, cli, name, client);
+	if (r) {
+		if (getenv("TT_VERBOSE"))
+			fprintf(stderr, "tt_pair: connect: %s: %s\n", giong_strerror(r),
+				giong_tls_last_error(NULL));
+		giong_stream_close(b); /* the server's handshake then fails */
+		b = NULL;
+	}
+	giong_join(t, NULL);
+	if (acc.err && getenv("TT_VERBOSE"))
+		fprintf(stderr, "tt_pair: accept: %s\n", giong_strerror(acc.err));
+	if (server_err)
+		*server_err = acc.err;
+	if (acc.err)
+		giong_stream_close(a);
+	*server = acc.tls;
+	if (!r && acc.err) {
+		giong_stream_close(*client);
+		*client = NULL;
+		r = acc.err;
+	}
+	return r;
+}
+
+/* Fill @buf with a pattern that depends on the offset @off (so a lost,
+ * doubled or reordered chunk shows). */
+static inline void tt_pattern(unsigned char *buf, size_t len, uint64_t off)
+{
+	for (size_t i = 0; i < len; i++) {
+		uint64_t x = (off + i) * 0x9E3779B97F4A7C15ull;
+
+		buf[i] = (unsigned char)(x >> 56);
+	}
+}
+
+static inline bool tt_pattern_ok(const unsigned char *buf, size_t len, uint64_t off)
+{
+	for (size_t i = 0; i < len; i++) {
+		uint64_t x = (off + i) * 0x9E3779B97F4A7C15ull;
+
+		if (buf[i] != (unsigned char)(x >> 56))
+			return false;
+	}
+	return true;
+}
+
+#endif /* GIONG_TLS_TEST_H */
