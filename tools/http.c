@@ -190,8 +190,7 @@ static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_l
 }
 
 /* The listeners of one endpoint on this worker into @ls (up to 2). */
-static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep,
-				struct listen_task *ls)
+static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struct listen_task *ls)
 {
 	struct giong_listener *l = NULL;
 	char addr[160];
@@ -249,8 +248,7 @@ static void worker_main(unsigned worker, void *arg)
 	}
 	if (worker == 0)
 		for (unsigned i = 0; i < o->neps; i++)
-			fprintf(stderr,
-				"http: %s on %s%s port %d with %d workers; Ctrl-C stops\n",
+			fprintf(stderr, "http: %s on %s%s port %d with %d workers; Ctrl-C stops\n",
 				o->ep[i].scheme,
 				o->unix_path ? o->unix_path
 				: o->host    ? o->host
@@ -358,7 +356,8 @@ static struct giong_tls_config *tls_setup(const char *backend, const char *cert,
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.ep = {{.port = 8080, .scheme = "HTTP"}, {.port = 8443, .scheme = "HTTPS"}}};
+	struct opts o = {
+		.ep = {{.port = 8080, .scheme = "HTTP"}, {.port = 8443, .scheme = "HTTPS"}}};
 	const char *tls_cert = NULL, *tls_key = NULL, *tls_backend = "wolfssl";
 	struct giong_http_limits lim;
 	struct giong_http_server_options so = {.limits = &lim};
@@ -395,7 +394,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--port"))
 			o.ep[0].port = (int)tool_number("http", "--port", argv[++i], 0, 65535);
 		else if (!strcmp(argv[i], "--https-port"))
-			o.ep[1].port = (int)tool_number("http", "--https-port", argv[++i], 0, 65535);
+			o.ep[1].port =
+				(int)tool_number("http", "--https-port", argv[++i], 0, 65535);
 		else if (!strcmp(argv[i], "--tls-cert"))
 			tls_cert = argv[++i];
 		else if (!strcmp(argv[i], "--tls-key"))

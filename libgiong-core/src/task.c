@@ -142,6 +142,17 @@ struct giong_task *giong_task_current(void)
 	return w ? (struct giong_task *)w->current : NULL;
 }
 
+long giong_task_stack_left(void)
+{
+	struct giong__worker *w = giong__worker_current();
+	struct giong__fiber *f = w ? w->current : NULL;
+	char *sp = __builtin_frame_address(0);
+
+	if (!f || !f->stack)
+		return GIONG_ENOTWORKER;
+	return sp > (char *)f->stack->lo ? (long)(sp - (char *)f->stack->lo) : 0;
+}
+
 int giong_task_cancelled(void)
 {
 	struct giong__worker *w = giong__worker_current();

@@ -205,8 +205,7 @@ int giong_tls_config_add_cert_file(struct giong_tls_config *cfg, const char *cha
 	return r;
 }
 
-static int add_path(struct giong_tls_config *cfg, char ***v, size_t *n, const char *path,
-		    bool dir)
+static int add_path(struct giong_tls_config *cfg, char ***v, size_t *n, const char *path, bool dir)
 {
 	struct stat st;
 	char **nv;
@@ -392,7 +391,10 @@ int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx,
 	pthread_mutex_lock(&cfg->lock);
 	cfg->frozen = true;
 	if (!cfg->built[role]) {
-		struct giong_tls_settings set = {
+		struct giong_tls_settings *set = &cfg->settings[role];
+
+		/* Kept in cfg: a backend may point into it until ctx_free. */
+		*set = (struct giong_tls_settings){
 			.server = server,
 			.certs = cfg->certs,
 			.ncerts = cfg->ncerts,
@@ -418,7 +420,7 @@ int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx,
 				  "a TLS server needs a certificate and key "
 				  "(giong_tls_config_add_cert_file())");
 		} else {
-			r = cfg->be->ctx_new(&set, &cfg->ctx[role], cfg->build_text[role],
+			r = cfg->be->ctx_new(set, &cfg->ctx[role], cfg->build_text[role],
 					     sizeof(cfg->build_text[role]));
 		}
 		/* -ENOMEM may pass: try again next time. A bad setting stays bad. */

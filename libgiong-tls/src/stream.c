@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,6 +28,8 @@
 #include <giong/tls/stream.h>
 
 #define ERRTEXT_LEN 160
+/* Stack kept free beyond what a backend's handshake was measured to use. */
+#define STACK_MARGIN (8u * 1024)
 /* Plaintext pieces below this are gathered into one record, not one each. */
 #define GATHER_BELOW 4096u
 
@@ -111,8 +114,8 @@ static _Thread_local char handshake_text[ERRTEXT_LEN];
 static void handshake_failed(struct giong_tls_stream *s, int err)
 {
 	failed(s, err);
-	strncpy(handshake_text, s->errtext ? s->errtext : giong_strerror(err),
-		sizeof(handshake_text) - 1);
+	snprintf(handshake_text, sizeof(handshake_text), "%s",
+		 s->errtext ? s->errtext : giong_strerror(err));
 }
 
 /* Run @op until it no longer wants to read; parks in lower in between. */
@@ -229,7 +232,8 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 					take = GIONG__TLS_RECORD - g;
 				if (take > max - done - g)
 					take = max - done - g;
-				memcpy(s->stage + g, (const unsigned char *)iov[i].iov_base + skip, take);
+				memcpy(s->stage + g, (const unsigned char *)iov[i].iov_base + skip,
+				       take);
 				g += take;
 				skip += take;
 				if (skip == iov[i].iov_len) {
@@ -596,6 +600,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	uint64_t saved = GIONG_NO_DEADLINE;
 	void *ctx;
 	char why[ERRTEXT_LEN];
+	long left;
 	int r, w;
 
 	if (!ret)
@@ -605,9 +610,21 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 		return -EINVAL;
 	if ((w = giong_worker_index()) < 0)
 		return GIONG_ENOTWORKER;
-	if ((r = giong__tls_config_ctx(cfg, server, &ctx, why, sizeof(why))))
-		return r;
 	be = cfg->be;
+	/* A stack overflow in a handshake is the one failure not to have. */
+	left = giong_task_stack_left();
+	if (left < 0)
+		return (int)left;
+	if ((size_t)left < be->stack_need + STACK_MARGIN) {
+		snprintf(handshake_text, sizeof(handshake_text),
+			 "a %s handshake needs %zu bytes of stack, the task has %ld left", be->name,
+			 be->stack_need + STACK_MARGIN, left);
+		return GIONG_ESTACK;
+	}
+	if ((r = giong__tls_config_ctx(cfg, server, &ctx, why, sizeof(why)))) {
+		snprintf(handshake_text, sizeof(handshake_text), "%s", why);
+		return r;
+	}
 	head = (sizeof(*s) + 15) & ~(size_t)15;
 	if (!(s = calloc(1, head + be->conn_size)))
 		return -ENOMEM;
@@ -664,8 +681,7 @@ int giong_tls_connect(struct giong_stream *lower, struct giong_tls_config *cfg,
 		*ret = NULL;
 	if (server_name && !*server_name)
 		return -EINVAL;
-	if (cfg && !server_name &&
-	    (cfg->verify_set ? cfg->verify != GIONG_TLS_VERIFY_NONE : true))
+	if (cfg && !server_name && (cfg->verify_set ? cfg->verify != GIONG_TLS_VERIFY_NONE : true))
 		return -EINVAL; /* verifying needs the name to verify */
 	return handshake(cfg, lower, false, server_name, ret);
 }

@@ -52,6 +52,7 @@ struct giong_tls_config {
 	bool built[2];
 	int build_err[2];
 	void *ctx[2];
+	struct giong_tls_settings settings[2]; /* what ctx[] was built from; kept */
 	char build_text[2][160];
 };
 

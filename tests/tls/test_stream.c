@@ -17,12 +17,12 @@ static const char *const http11[] = {"http/1.1", NULL};
 /* --- the handshake -------------------------------------------------------------------------- */
 
 struct hs_case {
-	const char *cert;          /* the server's */
-	const char *second;        /* a second server certificate, for SNI */
-	const char *name;          /* what the client connects to */
+	const char *cert;           /* the server's */
+	const char *second;         /* a second server certificate, for SNI */
+	const char *name;           /* what the client connects to */
 	enum giong_tls_version max; /* the client's highest version */
-	int want;                  /* the client's result */
-	const char *version;       /* expected on success */
+	int want;                   /* the client's result */
+	const char *version;        /* expected on success */
 	const char *const *srv_alpn, *const *cli_alpn;
 	const char *want_alpn;
 };
@@ -37,9 +37,9 @@ static void hs_main(unsigned worker, void *arg)
 
 	(void)worker;
 	if (c->second)
-		gt_check_int_equal(giong_tls_config_add_cert_file(srv, tt_path("sni.pem"),
-								  tt_path("sni.key")),
-				   0);
+		gt_check_int_equal(
+			giong_tls_config_add_cert_file(srv, tt_path("sni.pem"), tt_path("sni.key")),
+			0);
 	if (c->max)
 		gt_check_int_equal(giong_tls_config_versions(cli, GIONG_TLS_1_2, c->max), 0);
 	r = tt_pair(srv, cli, c->name, &s, &k, &serr);
@@ -108,8 +108,10 @@ static void test_tls12(void **state)
 static void test_rsa(void **state)
 {
 	struct hs_case c = {.cert = "server-rsa", .name = "localhost", .version = "TLSv1.3"};
-	struct hs_case c12 = {
-		.cert = "server-rsa", .name = "localhost", .max = GIONG_TLS_1_2, .version = "TLSv1.2"};
+	struct hs_case c12 = {.cert = "server-rsa",
+			      .name = "localhost",
+			      .max = GIONG_TLS_1_2,
+			      .version = "TLSv1.2"};
 
 	(void)state;
 	run_hs(&c);
@@ -162,14 +164,10 @@ static void test_alpn(void **state)
 
 static void test_sni(void **state)
 {
-	struct hs_case other = {.cert = "server",
-				.second = "sni",
-				.name = "other.test",
-				.version = "TLSv1.3"};
-	struct hs_case wild = {.cert = "server",
-			       .second = "sni",
-			       .name = "x.wild.test",
-			       .version = "TLSv1.3"};
+	struct hs_case other = {
+		.cert = "server", .second = "sni", .name = "other.test", .version = "TLSv1.3"};
+	struct hs_case wild = {
+		.cert = "server", .second = "sni", .name = "x.wild.test", .version = "TLSv1.3"};
 	struct hs_case dflt = {
 		.cert = "server", .second = "sni", .name = "localhost", .version = "TLSv1.3"};
 	/* Without the second certificate, other.test gets the default one,
@@ -265,7 +263,7 @@ struct pump {
 	size_t len;
 	size_t done;
 	int err;
-	bool use_recv;  /* recv (heap buffers) rather than read */
+	bool use_recv;   /* recv (heap buffers) rather than read */
 	unsigned tmo_ms; /* a deadline around each call (cancel safety) */
 	unsigned timeouts;
 	bool pauses; /* writer: stop for 3 ms now and then, so that deadlines expire */
@@ -839,9 +837,8 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(giong_tls_config_verify(c, 7), -EINVAL);
 	assert_int_equal(giong_tls_config_ciphers(c, "", NULL), -EINVAL);
 	/* A key that does not match its certificate is a configuration error. */
-	assert_int_equal(giong_tls_config_add_cert_file(c, tt_path("server.pem"),
-							tt_path("sni.key")),
-			 0);
+	assert_int_equal(
+		giong_tls_config_add_cert_file(c, tt_path("server.pem"), tt_path("sni.key")), 0);
 	assert_int_equal(giong_tls_config_check(c, err, sizeof(err)), GIONG_ETLS_CONFIG);
 	assert_true(err[0] != '\0');
 	/* Frozen by the check. */

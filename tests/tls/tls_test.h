@@ -39,7 +39,8 @@ static inline const char *tt_path(const char *name)
 	char *p = paths[next++ % 8];
 
 	if (!dir) {
-		fprintf(stderr, "GIONG_TLS_CERTS is not set (run through ctest: fixture tls.certs)\n");
+		fprintf(stderr,
+			"GIONG_TLS_CERTS is not set (run through ctest: fixture tls.certs)\n");
 		exit(1);
 	}
 	snprintf(p, PATH_MAX, "%s/%s", dir, name);
@@ -105,8 +106,8 @@ static intptr_t tt_accept_task(void *arg)
  * *@server_err (both lowers closed then). Either may be NULL on failure.
  */
 static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config *cli,
-			  const char *name, struct giong_stream **server, struct giong_stream **client,
-			  int *server_err)
+			  const char *name, struct giong_stream **server,
+			  struct giong_stream **client, int *server_err)
 {
 	struct giong_stream *a, *b;
 	struct tt_accept acc = {.cfg = srv};
@@ -166,6 +167,21 @@ static inline bool tt_pattern_ok(const unsigned char *buf, size_t len, uint64_t 
 			return false;
 	}
 	return true;
+}
+
+/* Write all of @buf to descriptor @fd (a file). @len or -errno. */
+static inline ssize_t gt_write_all_fd(int fd, const void *buf, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
 }
 
 #endif /* GIONG_TLS_TEST_H */

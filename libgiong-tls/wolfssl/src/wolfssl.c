@@ -9,7 +9,8 @@
  * is made from; a server with several certificates switches a connection
  * to another one from the SNI callback (wolfSSL_set_SSL_CTX), matching the
  * client's name against each certificate's subjectAltName DNS names,
- * parsed once here. All contexts of one role are configured alike.
+ * parsed once here. All contexts of one role are configured alike and share
+ * the first one's ticket key (a TLS 1.2 ticket is opened before the switch).
  *
  * I/O goes through giong_tls_io_pull/push only (the IORecv/IOSend
  * callbacks); wolfSSL reads exactly the bytes of the record it is on (a
@@ -20,7 +21,9 @@
  */
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
+#include <wolfssl/openssl/evp.h>
 #include <wolfssl/error-ssl.h>
+#include <wolfssl/wolfcrypt/ecc.h>
 #include <wolfssl/wolfcrypt/error-crypt.h>
 
 #include <arpa/inet.h>
@@ -38,23 +41,24 @@
 
 /* The default suites: AEADs with forward secrecy only (Debian's build would
  * otherwise offer RC4, 3DES, NULL and integrity-only TLS 1.3 suites). */
-#define WOLF_DEFAULT13 "TLS13-AES128-GCM-SHA256:TLS13-AES256-GCM-SHA384:TLS13-CHACHA20-POLY1305-SHA256"
-#define WOLF_DEFAULT12                                                                            \
-	"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                              \
-	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                              \
+#define WOLF_DEFAULT13                                                                             \
+	"TLS13-AES128-GCM-SHA256:TLS13-AES256-GCM-SHA384:TLS13-CHACHA20-POLY1305-SHA256"
+#define WOLF_DEFAULT12                                                                             \
+	"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                               \
+	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                               \
 	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
 struct wolf_cert {
 	WOLFSSL_CTX *ctx;
-	char **names; /* subjectAltName DNS names, lower case */
+	char **names; /* subjectAltName DNS names (compared ignoring case) */
 	size_t nnames;
 };
 
 struct wolf_ctx {
 	bool server;
 	enum giong_tls_verify verify;
-	struct wolf_cert *certs; /* certs[0].ctx is the context of every WOLFSSL */
-	size_t ncerts;           /* at least 1 (a client without a certificate too) */
+	struct wolf_cert *certs;   /* certs[0].ctx is the context of every WOLFSSL */
+	size_t ncerts;             /* at least 1 (a client without a certificate too) */
 	const unsigned char *alpn; /* wire format, from the settings */
 	size_t alpn_len;
 	char *alpn_list; /* the same, comma-separated, for wolfSSL_UseALPN */
@@ -70,6 +74,8 @@ struct wolf_conn {
 	bool shutdown; /* close_notify sent */
 };
 
+static void wolf_thread_enter(void);
+
 /* ---- configuration -------------------------------------------------- */
 
 static void set_err(char *err, size_t errlen, const char *what, int code)
@@ -78,10 +84,10 @@ static void set_err(char *err, size_t errlen, const char *what, int code)
 
 	if (!err || !errlen)
 		return;
-	if (code == 0 || code == WOLFSSL_FAILURE)
+	if (code >= 0) /* WOLFSSL_FAILURE: the queue may say more */
 		code = (int)wolfSSL_ERR_peek_last_error();
-	if (code == 0 || code == WOLFSSL_FAILURE) {
-		snprintf(err, errlen, "%s", what);
+	if (code >= 0) { /* nothing, or OpenSSL-style packed codes it has no text for */
+		snprintf(err, errlen, "%s: cannot be loaded", what);
 		return;
 	}
 	wolfSSL_ERR_error_string_n((unsigned long)code, text, sizeof(text));
@@ -123,7 +129,8 @@ static int alpn_cb(WOLFSSL *ssl, const unsigned char **out, unsigned char *outle
 		unsigned n = w->alpn[i];
 
 		for (unsigned j = 0; j < inlen; j += 1u + in[j]) {
-			if (in[j] == n && j + 1 + n <= inlen && !memcmp(in + j + 1, w->alpn + i + 1, n)) {
+			if (in[j] == n && j + 1 + n <= inlen &&
+			    !memcmp(in + j + 1, w->alpn + i + 1, n)) {
 				*out = w->alpn + i + 1;
 				*outlen = (unsigned char)n;
 				return 0; /* SSL_TLSEXT_ERR_OK */
@@ -243,6 +250,36 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 	return rc;
 }
 
+
+/* Debian's wolfSSL_CTX_check_private_key() compares key types only: an ECDSA
+ * key of another certificate passes it. A signature made with the key and
+ * checked with the certificate's public key cannot be fooled (one signature
+ * per certificate, when the configuration is built). */
+static bool key_matches(WOLFSSL_CTX *ctx)
+{
+	WOLFSSL_EVP_PKEY *priv = wolfSSL_CTX_get0_privatekey(ctx);
+	WOLFSSL_EVP_PKEY *pub = wolfSSL_X509_get_pubkey(wolfSSL_CTX_get0_certificate(ctx));
+	WOLFSSL_EVP_MD_CTX *m = wolfSSL_EVP_MD_CTX_new();
+	unsigned char sig[1024]; /* RSA 8192 or any ECDSA signature fits */
+	size_t len = sizeof(sig);
+	bool ok = false;
+
+	if (priv && pub && m &&
+	    wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
+	    wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
+	    wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
+		wolfSSL_EVP_MD_CTX_free(m);
+		m = wolfSSL_EVP_MD_CTX_new();
+		ok = m && wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
+		     wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
+		     wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1;
+	}
+	wolfSSL_EVP_MD_CTX_free(m);
+	wolfSSL_EVP_PKEY_free(pub);
+	wolfSSL_ERR_clear_error();
+	return ok;
+}
+
 static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 		   const struct giong_tls_cert *cert, WOLFSSL_CTX **ret, char *err, size_t errlen)
 {
@@ -284,9 +321,10 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 			set_err(err, errlen, "private key", rc);
 			return GIONG_ETLS_CONFIG;
 		}
-		rc = wolfSSL_CTX_check_private_key(ctx);
-		if (rc != WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "private key does not match the certificate", rc);
+		if (wolfSSL_CTX_check_private_key(ctx) != WOLFSSL_SUCCESS || !key_matches(ctx)) {
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "the private key does not match the certificate");
 			return GIONG_ETLS_CONFIG;
 		}
 	}
@@ -303,13 +341,15 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 			/* wolfSSL reads every file of the directory: skip those
 			 * that are no CA certificate */
 			rc = wolfSSL_CTX_load_verify_locations_ex(
-				ctx, NULL, *p, WOLFSSL_LOAD_FLAG_IGNORE_ERR | WOLFSSL_LOAD_FLAG_PEM_CA_ONLY);
+				ctx, NULL, *p,
+				WOLFSSL_LOAD_FLAG_IGNORE_ERR | WOLFSSL_LOAD_FLAG_PEM_CA_ONLY);
 			if (rc != WOLFSSL_SUCCESS) {
 				set_err(err, errlen, *p, rc);
 				return GIONG_ETLS_CONFIG;
 			}
 		}
-		if (set->ca_system && (rc = wolfSSL_CTX_load_system_CA_certs(ctx)) != WOLFSSL_SUCCESS) {
+		if (set->ca_system &&
+		    (rc = wolfSSL_CTX_load_system_CA_certs(ctx)) != WOLFSSL_SUCCESS) {
 			set_err(err, errlen, "system CA certificates", rc);
 			return GIONG_ETLS_CONFIG;
 		}
@@ -346,7 +386,7 @@ static void wolf_ctx_free(void *p)
 
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->ncerts; i++) {
+	for (size_t i = w->ncerts; i-- > 0;) { /* certs[0] holds the ticket key */
 		if (w->certs[i].ctx)
 			wolfSSL_CTX_free(w->certs[i].ctx);
 		for (size_t k = 0; k < w->certs[i].nnames; k++)
@@ -368,6 +408,7 @@ static int wolf_ctx_new(const struct giong_tls_settings *set, void **ret, char *
 		err[0] = '\0';
 	if (!w)
 		return -ENOMEM;
+	wolf_thread_enter();
 	w->server = set->server;
 	w->verify = set->verify;
 	w->alpn = set->alpn;
@@ -417,6 +458,11 @@ static int wolf_ctx_new(const struct giong_tls_settings *set, void **ret, char *
 	if (set->server && n > 1) {
 		wolfSSL_CTX_set_servername_callback(w->certs[0].ctx, sni_cb);
 		wolfSSL_CTX_set_servername_arg(w->certs[0].ctx, w);
+		/* one ticket key for all: a TLS 1.2 ticket is opened before the
+		 * SNI callback runs (by the first context) but sealed after it */
+		for (size_t i = 1; i < n; i++)
+			wolfSSL_CTX_set_TicketEncCtx(w->certs[i].ctx,
+						     wolfSSL_CTX_get_TicketEncCtx(w->certs[0].ctx));
 	}
 	*ret = w;
 	return 0;
@@ -452,6 +498,7 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	WOLFSSL *ssl;
 	int rc = GIONG_ETLS_CONFIG;
 
+	wolf_thread_enter();
 	c->ctx = w;
 	c->s = s;
 	c->alert = -1;
@@ -472,7 +519,8 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 			if (ip) {
 				/* checked against the iPAddress names */
 				if (wolfSSL_X509_VERIFY_PARAM_set1_ip_asc(wolfSSL_get0_param(ssl),
-									  server_name) != WOLFSSL_SUCCESS)
+									  server_name) !=
+				    WOLFSSL_SUCCESS)
 					goto fail;
 			} else if (wolfSSL_check_domain_name(ssl, server_name) != WOLFSSL_SUCCESS) {
 				goto fail;
@@ -530,7 +578,9 @@ static int fail(struct wolf_conn *c, int ret, bool handshake)
 		return io;
 	if (e == MEMORY_E)
 		return -ENOMEM;
-	if (cert_error(e) || (handshake && c->verify != 0))
+	/* (the verify result is set under VERIFY_NONE too: ignore it then) */
+	if (cert_error(e) ||
+	    (handshake && c->ctx->verify != GIONG_TLS_VERIFY_NONE && c->verify != 0))
 		return GIONG_ETLS_CERT;
 	if (wolfSSL_get_alert_history(c->ssl, &h) == WOLFSSL_SUCCESS &&
 	    h.last_rx.level == alert_fatal) {
@@ -640,6 +690,39 @@ static bool wolf_resumed(void *p)
 	return wolfSSL_session_reused(c->ssl) == 1;
 }
 
+/* wolfSSL_X509_verify_cert_error_string() knows none of the results its
+ * handshake sets: the common ones. */
+static const char *verify_text(long v)
+{
+	switch (v) {
+	case 2:
+	case 20:
+	case 21:
+		return "unable to get the issuer certificate (untrusted CA)";
+	case 7:
+		return "certificate signature failure";
+	case 9:
+		return "certificate is not yet valid";
+	case 10:
+		return "certificate has expired";
+	case 18:
+	case 19:
+		return "self-signed certificate";
+	case 22:
+		return "certificate chain too long";
+	case 23:
+		return "certificate revoked";
+	case 26:
+		return "unsupported certificate purpose";
+	case 62:
+		return "hostname mismatch";
+	case 64:
+		return "IP address mismatch";
+	default:
+		return wolfSSL_X509_verify_cert_error_string(v);
+	}
+}
+
 static void wolf_error_text(void *p, int err, char *buf, size_t len)
 {
 	struct wolf_conn *c = p;
@@ -656,8 +739,8 @@ static void wolf_error_text(void *p, int err, char *buf, size_t len)
 		n = snprintf(buf, len, "%s", err == GIONG_ETLS_ALERT ? "fatal alert" : "TLS error");
 	}
 	if (n >= 0 && (size_t)n < len && err == GIONG_ETLS_CERT && c->verify != 0)
-		n += snprintf(buf + n, len - (size_t)n, ": %s",
-			      wolfSSL_X509_verify_cert_error_string(c->verify));
+		n += snprintf(buf + n, len - (size_t)n, ": %s (verify result %ld)",
+			      verify_text(c->verify), c->verify);
 	if (n >= 0 && (size_t)n < len && c->alert >= 0)
 		snprintf(buf + n, len - (size_t)n, ": %s alert from the peer",
 			 wolfSSL_alert_desc_string_long(c->alert));
@@ -671,6 +754,8 @@ static const struct giong_tls_backend wolf_backend = {
 	.caps = GIONG_TLS_CAP_TLS13 | GIONG_TLS_CAP_SNI_SELECT | GIONG_TLS_CAP_ALPN |
 		GIONG_TLS_CAP_TICKETS | GIONG_TLS_CAP_CLIENT_CERT,
 	.conn_size = sizeof(struct wolf_conn),
+	/* tests/tls/test_stack.c: 49 KiB for RSA 2048, 43 KiB for ECDSA (docs/tls.md) */
+	.stack_need = 52 * 1024,
 	.ctx_new = wolf_ctx_new,
 	.ctx_free = wolf_ctx_free,
 	.conn_init = wolf_conn_init,
@@ -688,11 +773,36 @@ static const struct giong_tls_backend wolf_backend = {
 	.error_text = wolf_error_text,
 };
 
+/*
+ * Debian's build has FP_ECC with HAVE_THREAD_LS: every thread that does ECC
+ * grows its own fixed-point cache (1.6 MB a point, up to FP_ENTRIES points)
+ * that only wc_ecc_fp_free() on that thread frees. A thread-specific key
+ * whose destructor calls it frees the cache (and the thread's error queue)
+ * when a worker ends.
+ */
 static pthread_once_t wolf_once = PTHREAD_ONCE_INIT;
+static pthread_key_t wolf_key;
+static bool wolf_key_ok;
+static __thread bool wolf_thread_seen;
+
+static void wolf_thread_exit(void *arg)
+{
+	(void)arg;
+	wc_ecc_fp_free();
+	wolfSSL_ERR_clear_error();
+}
+
+static void wolf_thread_enter(void)
+{
+	if (wolf_thread_seen || !wolf_key_ok)
+		return;
+	wolf_thread_seen = pthread_setspecific(wolf_key, &wolf_key) == 0;
+}
 
 static void wolf_init(void)
 {
 	wolfSSL_Init();
+	wolf_key_ok = pthread_key_create(&wolf_key, wolf_thread_exit) == 0;
 }
 
 const struct giong_tls_backend *giong_tls_wolfssl(void)

@@ -29,8 +29,9 @@ GIONG_BEGIN_DECLS
 	   "this kernel's io_uring lacks a feature giong needs (provided buffer rings or "         \
 	   "multishot operations); giong needs Linux 6.0 or newer")                                \
 	XX(ENOTWORKER, -4005, "called outside a giong worker thread (no fiber to suspend)")        \
-	XX(EPARSE, -4006, "malformed input")                                                        \
-	XX(ETLS, -4010, "TLS protocol error (a bad record, a failed decryption, an unexpected message)") \
+	XX(EPARSE, -4006, "malformed input")                                                       \
+	XX(ETLS, -4010,                                                                            \
+	   "TLS protocol error (a bad record, a failed decryption, an unexpected message)")        \
 	XX(ETLS_HANDSHAKE, -4011,                                                                  \
 	   "TLS handshake failed (no common version, cipher suite or ALPN protocol, or an "        \
 	   "unknown server name)")                                                                 \
@@ -41,7 +42,9 @@ GIONG_BEGIN_DECLS
 	   "the TLS stream ended without close_notify: the data may have been cut short")          \
 	XX(ETLS_CONFIG, -4015,                                                                     \
 	   "TLS configuration rejected: a certificate, key or CA list that cannot be loaded, "     \
-	   "or a key that does not match its certificate")
+	   "or a key that does not match its certificate")                                         \
+	XX(ESTACK, -4016,                                                                          \
+	   "the task's stack is too small for this call: raise giong_config.stack_size")
 
 enum giong_error {
 #define GIONG__ERR_ENUM(name, val, msg) GIONG_##name = (val),

@@ -39,7 +39,7 @@ struct giong_config {
 	unsigned ring_entries;        /* SQ entries per worker (CQ is twice); default 1024 */
 	unsigned recv_buffers;        /* receive buffers per worker, a power of two; default 1024 */
 	unsigned recv_buffer_size;    /* bytes per receive buffer; default 4096 */
-	size_t stack_size;            /* fiber stack size, bytes; default 64 KiB */
+	size_t stack_size;            /* fiber stack size, bytes; default 128 KiB */
 	unsigned stack_pool;          /* unused stacks kept per worker; default 256 (at least 1) */
 	bool shutdown_on_signals;     /* SIGINT/SIGTERM start a graceful shutdown; default false */
 	uint32_t shutdown_grace_ms;   /* time fibers get to finish after shutdown; default 5000

@@ -88,6 +88,15 @@ GIONG_API struct giong_task *giong_task_current(void);
 GIONG_API int giong_task_cancelled(void);
 
 /*
+ * giong_task_stack_left() - bytes of stack left below the caller's frame in
+ * the calling task, down to its guard page (giong_config.stack_size sets the
+ * whole). For code about to go deep, a TLS handshake say, to refuse cleanly
+ * (GIONG_ESTACK) rather than overflow. Returns the count, or
+ * GIONG_ENOTWORKER outside a task. Does not suspend.
+ */
+GIONG_API long giong_task_stack_left(void);
+
+/*
  * giong_yield() - let every other ready task run, then continue.
  * Returns 0, -ECANCELED if the task is cancelled, or GIONG_ENOTWORKER.
  * May suspend.

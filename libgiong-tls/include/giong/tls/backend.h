@@ -59,7 +59,7 @@ struct giong_tls_cert {
 /* What a backend builds a library context from (ctx_new). Valid until
  * ctx_free; the backend may keep pointers into it. */
 struct giong_tls_settings {
-	bool server; /* the role of this context */
+	bool server;                        /* the role of this context */
 	const struct giong_tls_cert *certs; /* the first is the default; SNI picks */
 	size_t ncerts;
 	const char *const *ca_files; /* NULL-terminated lists (may be empty) */
@@ -78,11 +78,11 @@ struct giong_tls_settings {
 
 /* Capability flags (struct giong_tls_backend.caps). */
 enum {
-	GIONG_TLS_CAP_TLS13 = 1u << 0,       /* speaks TLS 1.3 */
-	GIONG_TLS_CAP_SNI_SELECT = 1u << 1,  /* a server picks among several certificates */
+	GIONG_TLS_CAP_TLS13 = 1u << 0,      /* speaks TLS 1.3 */
+	GIONG_TLS_CAP_SNI_SELECT = 1u << 1, /* a server picks among several certificates */
 	GIONG_TLS_CAP_ALPN = 1u << 2,
 	GIONG_TLS_CAP_TICKETS = 1u << 3,
-	GIONG_TLS_CAP_CLIENT_CERT = 1u << 4, /* verifies client certificates */
+	GIONG_TLS_CAP_CLIENT_CERT = 1u << 4,  /* verifies client certificates */
 	GIONG_TLS_CAP_RELEASE_IDLE = 1u << 5, /* idle() frees the library's buffers */
 };
 
@@ -107,6 +107,11 @@ struct giong_tls_backend {
 	const char *name; /* "wolfssl", "openssl" */
 	unsigned caps;    /* GIONG_TLS_CAP_* */
 	size_t conn_size; /* per-stream state, passed as @conn */
+	/* The deepest stack a handshake of this backend was measured to use
+	 * (tests/tls/test_stack.c), bytes: accept and connect refuse with
+	 * GIONG_ESTACK when the calling task has less than this and 8 KiB
+	 * more left, rather than overflow. */
+	size_t stack_need;
 
 	/* Build the library context for @set (once per configuration and role,
 	 * under a lock; then shared read-only by every worker). Returns 0 with
@@ -120,7 +125,8 @@ struct giong_tls_backend {
 	 * SNI name and the name to verify (NULL: neither; a numeric address:
 	 * verify only); NULL for a server. Returns 0, -ENOMEM,
 	 * GIONG_ETLS_CONFIG. conn_free is called after a successful one only. */
-	int (*conn_init)(void *ctx, void *conn, struct giong_tls_stream *s, const char *server_name);
+	int (*conn_init)(void *ctx, void *conn, struct giong_tls_stream *s,
+			 const char *server_name);
 	void (*conn_free)(void *conn);
 
 	/* Advance the handshake: 0 done, GIONG_TLS_WANT_READ, or an error. */
