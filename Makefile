@@ -20,7 +20,7 @@ FORMAT_DIRS  = libgiong-*/src libgiong-*/include private tests tools
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure build run test asan tsan package format clean
+.PHONY: all deps configure build run run-https test asan tsan package format clean
 
 all: build
 
@@ -40,6 +40,15 @@ run: build
 		echo "$(BUILD)/bin/http is not built yet; programs in $(BUILD)/bin:"; \
 		ls -1 $(BUILD)/bin 2>/dev/null || echo "  (none)"; \
 	fi
+
+# HTTP on 8080 and HTTPS on 8443, with a test CA and a localhost certificate made into
+# $(BUILD)/tls-certs (tests/tls/make-certs.sh): curl --cacert $(BUILD)/tls-certs/ca.pem
+# https://localhost:8443/json. TLS_BACKEND=openssl for the other backend.
+TLS_BACKEND ?= wolfssl
+run-https: build
+	@sh tests/tls/make-certs.sh $(BUILD)/tls-certs
+	exec $(BUILD)/bin/http --tls-cert $(BUILD)/tls-certs/server.pem \
+		--tls-key $(BUILD)/tls-certs/server.key --tls-backend $(TLS_BACKEND) $(ARGS)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
