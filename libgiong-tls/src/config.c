@@ -82,18 +82,33 @@ void giong_tls_config_free(struct giong_tls_config *cfg)
 	free(cfg);
 }
 
-/* Setters refuse a frozen configuration: workers read it without a lock. */
-static int settable(struct giong_tls_config *cfg)
+/* Setters refuse a frozen configuration: workers read it without a lock.
+ * Each runs whole under the lock, so that a first handshake on another
+ * worker never snapshots a half-made change. 0 with the lock held, or an
+ * error without it. */
+static int lock_settable(struct giong_tls_config *cfg)
 {
-	bool frozen;
-
 	if (!cfg)
 		return -EINVAL;
 	pthread_mutex_lock(&cfg->lock);
-	frozen = cfg->frozen;
-	pthread_mutex_unlock(&cfg->lock);
-	return frozen ? -EBUSY : 0;
+	if (cfg->frozen) {
+		pthread_mutex_unlock(&cfg->lock);
+		return -EBUSY;
+	}
+	return 0;
 }
+
+/* The public setter: @call run under the lock. */
+#define LOCKED(cfg, call)                                                                          \
+	do {                                                                                       \
+		int r_ = lock_settable(cfg);                                                       \
+                                                                                                   \
+		if (r_)                                                                            \
+			return r_;                                                                 \
+		r_ = (call);                                                                       \
+		pthread_mutex_unlock(&(cfg)->lock);                                                \
+		return r_;                                                                         \
+	} while (0)
 
 static char *dup_mem(const void *p, size_t n)
 {
@@ -106,14 +121,11 @@ static char *dup_mem(const void *p, size_t n)
 	return c;
 }
 
-int giong_tls_config_add_cert_mem(struct giong_tls_config *cfg, const void *chain, size_t chain_len,
-				  const void *key, size_t key_len)
+static int add_cert_mem_locked(struct giong_tls_config *cfg, const void *chain, size_t chain_len,
+			       const void *key, size_t key_len)
 {
 	struct giong_tls_cert *certs, *c;
-	int r;
 
-	if ((r = settable(cfg)))
-		return r;
 	if (!chain || !key || !chain_len || !key_len)
 		return -EINVAL;
 	if (chain_len > CERT_FILE_MAX || key_len > CERT_FILE_MAX)
@@ -190,8 +202,6 @@ int giong_tls_config_add_cert_file(struct giong_tls_config *cfg, const char *cha
 	size_t chain_len = 0, key_len = 0;
 	int r;
 
-	if ((r = settable(cfg)))
-		return r;
 	if (!chain_path || !key_path)
 		return -EINVAL;
 	if ((r = read_file(chain_path, &chain, &chain_len)) == 0 &&
@@ -205,14 +215,11 @@ int giong_tls_config_add_cert_file(struct giong_tls_config *cfg, const char *cha
 	return r;
 }
 
-static int add_path(struct giong_tls_config *cfg, char ***v, size_t *n, const char *path, bool dir)
+static int add_path(char ***v, size_t *n, const char *path, bool dir)
 {
 	struct stat st;
 	char **nv;
-	int r;
 
-	if ((r = settable(cfg)))
-		return r;
 	if (!path || !*path)
 		return -EINVAL;
 	if (stat(path, &st) < 0)
@@ -229,31 +236,24 @@ static int add_path(struct giong_tls_config *cfg, char ***v, size_t *n, const ch
 	return 0;
 }
 
-int giong_tls_config_ca_file(struct giong_tls_config *cfg, const char *path)
+static int ca_file_locked(struct giong_tls_config *cfg, const char *path)
 {
-	return cfg ? add_path(cfg, &cfg->ca_files, &cfg->nca_files, path, false) : -EINVAL;
+	return add_path(&cfg->ca_files, &cfg->nca_files, path, false);
 }
 
-int giong_tls_config_ca_dir(struct giong_tls_config *cfg, const char *path)
+static int ca_dir_locked(struct giong_tls_config *cfg, const char *path)
 {
-	return cfg ? add_path(cfg, &cfg->ca_dirs, &cfg->nca_dirs, path, true) : -EINVAL;
+	return add_path(&cfg->ca_dirs, &cfg->nca_dirs, path, true);
 }
 
-int giong_tls_config_ca_system(struct giong_tls_config *cfg)
+static int ca_system_locked(struct giong_tls_config *cfg)
 {
-	int r = settable(cfg);
-
-	if (r == 0)
-		cfg->ca_system = true;
-	return r;
+	cfg->ca_system = true;
+	return 0;
 }
 
-int giong_tls_config_verify(struct giong_tls_config *cfg, enum giong_tls_verify mode)
+static int verify_locked(struct giong_tls_config *cfg, enum giong_tls_verify mode)
 {
-	int r = settable(cfg);
-
-	if (r)
-		return r;
 	if (mode != GIONG_TLS_VERIFY_NONE && mode != GIONG_TLS_VERIFY_PEER &&
 	    mode != GIONG_TLS_VERIFY_REQUIRE)
 		return -EINVAL;
@@ -262,14 +262,11 @@ int giong_tls_config_verify(struct giong_tls_config *cfg, enum giong_tls_verify 
 	return 0;
 }
 
-int giong_tls_config_alpn(struct giong_tls_config *cfg, const char *const *protocols, size_t n)
+static int alpn_locked(struct giong_tls_config *cfg, const char *const *protocols, size_t n)
 {
 	unsigned char *wire, *p;
 	size_t len = 0;
-	int r;
 
-	if ((r = settable(cfg)))
-		return r;
 	if ((n && !protocols) || n > ALPN_MAX_NAMES)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
@@ -298,13 +295,9 @@ int giong_tls_config_alpn(struct giong_tls_config *cfg, const char *const *proto
 	return 0;
 }
 
-int giong_tls_config_versions(struct giong_tls_config *cfg, enum giong_tls_version min,
-			      enum giong_tls_version max)
+static int versions_locked(struct giong_tls_config *cfg, enum giong_tls_version min,
+			   enum giong_tls_version max)
 {
-	int r = settable(cfg);
-
-	if (r)
-		return r;
 	if ((min != GIONG_TLS_1_2 && min != GIONG_TLS_1_3) ||
 	    (max != GIONG_TLS_1_2 && max != GIONG_TLS_1_3) || min > max)
 		return -EINVAL;
@@ -326,13 +319,11 @@ static int set_str(char **dst, const char *s)
 	return 0;
 }
 
-int giong_tls_config_ciphers(struct giong_tls_config *cfg, const char *tls12, const char *tls13)
+static int ciphers_locked(struct giong_tls_config *cfg, const char *tls12, const char *tls13)
 {
 	char *old12;
 	int r;
 
-	if ((r = settable(cfg)))
-		return r;
 	if ((tls12 && !*tls12) || (tls13 && !*tls13))
 		return -EINVAL;
 	old12 = cfg->ciphers12 ? strdup(cfg->ciphers12) : NULL;
@@ -348,22 +339,70 @@ out:
 	return r;
 }
 
+static int tickets_locked(struct giong_tls_config *cfg, bool on)
+{
+	cfg->tickets = on;
+	return 0;
+}
+
+static int handshake_timeout_locked(struct giong_tls_config *cfg, uint32_t ms)
+{
+	cfg->handshake_ms = ms;
+	return 0;
+}
+
+/* --- the public setters ------------------------------------------------------------------------ */
+
+int giong_tls_config_add_cert_mem(struct giong_tls_config *cfg, const void *chain, size_t chain_len,
+				  const void *key, size_t key_len)
+{
+	LOCKED(cfg, add_cert_mem_locked(cfg, chain, chain_len, key, key_len));
+}
+
+int giong_tls_config_ca_file(struct giong_tls_config *cfg, const char *path)
+{
+	LOCKED(cfg, ca_file_locked(cfg, path));
+}
+
+int giong_tls_config_ca_dir(struct giong_tls_config *cfg, const char *path)
+{
+	LOCKED(cfg, ca_dir_locked(cfg, path));
+}
+
+int giong_tls_config_ca_system(struct giong_tls_config *cfg)
+{
+	LOCKED(cfg, ca_system_locked(cfg));
+}
+
+int giong_tls_config_verify(struct giong_tls_config *cfg, enum giong_tls_verify mode)
+{
+	LOCKED(cfg, verify_locked(cfg, mode));
+}
+
+int giong_tls_config_alpn(struct giong_tls_config *cfg, const char *const *protocols, size_t n)
+{
+	LOCKED(cfg, alpn_locked(cfg, protocols, n));
+}
+
+int giong_tls_config_versions(struct giong_tls_config *cfg, enum giong_tls_version min,
+			      enum giong_tls_version max)
+{
+	LOCKED(cfg, versions_locked(cfg, min, max));
+}
+
+int giong_tls_config_ciphers(struct giong_tls_config *cfg, const char *tls12, const char *tls13)
+{
+	LOCKED(cfg, ciphers_locked(cfg, tls12, tls13));
+}
+
 int giong_tls_config_tickets(struct giong_tls_config *cfg, bool on)
 {
-	int r = settable(cfg);
-
-	if (r == 0)
-		cfg->tickets = on;
-	return r;
+	LOCKED(cfg, tickets_locked(cfg, on));
 }
 
 int giong_tls_config_handshake_timeout(struct giong_tls_config *cfg, uint32_t ms)
 {
-	int r = settable(cfg);
-
-	if (r == 0)
-		cfg->handshake_ms = ms;
-	return r;
+	LOCKED(cfg, handshake_timeout_locked(cfg, ms));
 }
 
 const struct giong_tls_backend *giong_tls_config_backend(const struct giong_tls_config *cfg)

@@ -104,8 +104,8 @@ void giong__tls_held_release(struct giong_tls_stream *s)
 /* Transient errors of a receive take nothing: the stream goes on after them. */
 static bool transient(ssize_t r)
 {
-	return r == -ETIMEDOUT || r == -ECANCELED || r == -EINTR || r == GIONG_ESHUTDOWN ||
-	       r == GIONG_ENOTWORKER || r == -EPERM;
+	return r == -ETIMEDOUT || r == -ECANCELED || r == -EINTR || r == -EBUSY ||
+	       r == GIONG_ESHUTDOWN || r == GIONG_ENOTWORKER || r == -EPERM;
 }
 
 int giong__tls_fill(struct giong_tls_stream *s)
@@ -159,6 +159,10 @@ static void write_unlock(struct giong_tls_stream *s)
  * way leaves an unknown prefix of a record sent: the stream is broken. */
 static int flush_locked(struct giong_tls_stream *s)
 {
+	if (s->broken) { /* after a cut record nothing more may follow */
+		s->out_len = 0;
+		return -EPIPE;
+	}
 	while (s->out_len) {
 		unsigned char *p = s->out;
 		size_t cap = s->out_cap;
@@ -192,6 +196,12 @@ int giong__tls_flush(struct giong_tls_stream *s)
 
 	if (!s->out_len)
 		return 0;
+	/* A writer holds the lock: what we pushed queues behind its batch, and
+	 * its loop (or send_start's completion) sends it. Waiting for it here
+	 * could wait for a peer that waits for us to read. */
+	if (s->writing)
+		return 0;
+	giong__tls_held_settle(s); /* we may park holding a pool buffer */
 	if ((r = write_lock(s)))
 		return r;
 	r = flush_locked(s);

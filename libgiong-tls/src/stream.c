@@ -34,6 +34,7 @@
 #define GATHER_BELOW 4096u
 
 static const struct giong_stream_ops tls_ops;
+static void send_done(struct giong_stream_send *lreq, ssize_t res);
 
 static struct giong_tls_stream *to_tls(struct giong_stream *st)
 {
@@ -124,6 +125,10 @@ static void handshake_failed(struct giong_tls_stream *s, int err)
 		(r) = (call);                                                                      \
 		if ((r) != GIONG_TLS_WANT_READ)                                                    \
 			break;                                                                     \
+		if ((s)->held || (s)->lower_eof || (s)->lower_err) {                               \
+			(r) = GIONG_ETLS; /* wants more, but has not taken all: a bug */           \
+			break;                                                                     \
+		}                                                                                  \
 		int fr_ = giong__tls_flush(s);                                                     \
 		if (fr_ == 0)                                                                      \
 			fr_ = giong__tls_fill(s);                                                  \
@@ -138,11 +143,23 @@ static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
 {
 	ssize_t r;
 
+	while (s->reading) {
+		r = giong_waitq_wait(&s->read_q, 0);
+		if (r < 0)
+			return r;
+		if (s->closed)
+			return -EBADF;
+	}
+	if (s->broken)
+		return -EPIPE;
 	if (s->peer_closed)
 		return 0;
+	s->reading = true;
 	RUN_BACKEND(s, r, s->be->read(s->conn, buf, len));
 	if (s->closed)
 		return -EBADF;
+	s->reading = false;
+	giong_waitq_wake_one(&s->read_q, 0);
 	if (r == 0) {
 		s->peer_closed = true;
 		return 0;
@@ -246,6 +263,8 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 		} else {
 			if (len > max - done)
 				len = max - done;
+			if (len > GIONG__TLS_RECORD)
+				len = GIONG__TLS_RECORD; /* one record per call of the backend */
 			skip += len;
 			if (skip == iov[i].iov_len) {
 				i++;
@@ -297,6 +316,11 @@ static ssize_t tls_writev(struct giong_stream *st, const struct iovec *iov, int 
 		goto out;
 	if ((r = giong__tls_write_lock(s)))
 		goto out;
+	if (s->broken || s->shut_wr) { /* while we waited for the lock */
+		r = -EPIPE;
+		giong__tls_write_unlock(s);
+		goto out;
+	}
 	do {
 		r = encrypt_iov(s, iov, n, sent, GIONG__TLS_WRITE_MAX);
 		if (r > 0) {
@@ -315,6 +339,33 @@ out:
 	return r < 0 ? r : (ssize_t)sent;
 }
 
+/* Hand what the library pushed to lower as one batch, lent until send_done.
+ * The write lock is held (s->writing) until then. */
+static int start_batch(struct giong_tls_stream *s)
+{
+	unsigned char *p = s->out;
+	size_t cap = s->out_cap;
+	int r;
+
+	s->out = s->flying;
+	s->out_cap = s->flying_cap;
+	s->flying = p;
+	s->flying_cap = cap;
+	s->flying_len = s->out_len;
+	s->out_len = 0;
+	s->flying_iov.iov_base = s->flying;
+	s->flying_iov.iov_len = s->flying_len;
+	s->lower_send.done = send_done;
+	r = giong_stream_send_start(s->base.lower, &s->lower_send, &s->flying_iov, 1);
+	if (r < 0) {
+		s->flying_len = 0;
+		return r;
+	}
+	s->writing = true;
+	s->inflight++;
+	return 0;
+}
+
 /* The batch of a send_start left (or failed): report to the caller. */
 static void send_done(struct giong_stream_send *lreq, ssize_t res)
 {
@@ -326,12 +377,26 @@ static void send_done(struct giong_stream_send *lreq, ssize_t res)
 	s->user_send = NULL;
 	s->flying_len = 0;
 	s->inflight--;
-	if (!all && !s->broken)
+	s->writing = false;
+	if (!all) {
 		s->broken = -EPIPE;
+		s->out_len = 0; /* nothing may follow a cut record */
+	}
+	if (s->flying_cap > GIONG__TLS_WRITE_MAX) { /* a big response's batch: not kept */
+		free(s->flying);
+		s->flying = NULL;
+		s->flying_cap = 0;
+	}
 	if (s->closed) {
 		maybe_free(s);
+	} else if (s->out_len && !s->broken) {
+		/* A reader's records (a KeyUpdate answer) queued behind the batch:
+		 * they leave now, still under the lock. */
+		if (start_batch(s) < 0) {
+			s->broken = -EPIPE;
+			giong_waitq_wake_one(&s->write_q, 0);
+		}
 	} else {
-		s->writing = false;
 		giong_waitq_wake_one(&s->write_q, 0);
 	}
 	/* Last: the callback may close the stream (and so free it). */
@@ -345,17 +410,19 @@ static int tls_send_start(struct giong_stream *st, struct giong_stream_send *req
 	struct giong_tls_stream *s = to_tls(st);
 	size_t total;
 	ssize_t r;
-	unsigned char *p;
-	size_t cap;
 
 	if (!req || !req->done || (r = check_iov(iov, n, &total)))
 		return -EINVAL;
-	if (total > INT_MAX)
+	/* The records of a batch must fit lower's INT_MAX: TLS adds at most
+	 * 256 bytes per 16 KiB record. */
+	if (total > INT_MAX / 2)
 		return -EINVAL;
-	if (!st->lower->ops->send_start)
-		return -ENOTSUP; /* before any record is made: nothing to undo */
 	if ((r = enter(s)))
 		return (int)r;
+	if (!st->lower->ops->send_start) {
+		r = -ENOTSUP; /* before any record is made: nothing to undo */
+		goto out;
+	}
 	if (s->broken || s->shut_wr) {
 		r = -EPIPE;
 		goto out;
@@ -366,35 +433,15 @@ static int tls_send_start(struct giong_stream *st, struct giong_stream_send *req
 	}
 	if (total && (r = encrypt_iov(s, iov, n, 0, total)) < 0)
 		goto out;
-	/* The records go to lower as one batch, lent until send_done. */
-	p = s->out;
-	cap = s->out_cap;
-	s->out = s->flying;
-	s->out_cap = s->flying_cap;
-	s->flying = p;
-	s->flying_cap = cap;
-	s->flying_len = s->out_len;
-	s->out_len = 0;
-	s->flying_iov.iov_base = s->flying;
-	s->flying_iov.iov_len = s->flying_len;
-	s->lower_send.done = send_done;
 	s->user_send = req;
 	s->user_send_len = total;
 	req->_stream = st;
-	if (s->flying_len == 0) {
-		/* Nothing to send (an empty iov): still report through done,
-		 * from a completion, as the contract says. Lower sends 0 bytes. */
-		s->flying_iov.iov_base = s->flying ? (void *)s->flying : (void *)"";
-	}
-	r = giong_stream_send_start(st->lower, &s->lower_send, &s->flying_iov, 1);
+	r = start_batch(s); /* an empty one too: it completes through done */
 	if (r < 0) {
 		s->user_send = NULL;
-		s->flying_len = 0;
-		s->broken = -EPIPE; /* the records were made and are lost */
-		goto out;
+		if (total)
+			s->broken = -EPIPE; /* the records were made and are lost */
 	}
-	s->writing = true;
-	s->inflight++;
 out:
 	leave(s);
 	return (int)r;
@@ -416,6 +463,11 @@ static int tls_shutdown(struct giong_stream *st, int how)
 		}
 		if ((r = giong__tls_write_lock(s)))
 			goto out;
+		if (s->broken) {
+			giong__tls_write_unlock(s);
+			r = -EPIPE;
+			goto out;
+		}
 		r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
 		if (r < 0)
 			failed(s, r);
@@ -471,17 +523,22 @@ static void deferred_ready(void *ctx, int res, unsigned flags)
 		s->readable_fn(&s->base, s->readable_ctx);
 		s->busy--;
 		maybe_free(s);
-	} else {
-		park(s); /* a task read it meanwhile */
+	} else if (park(s) < 0) {
+		/* Nobody would watch: let the reader find out what there is. */
+		s->busy++;
+		s->readable_fn(&s->base, s->readable_ctx);
+		s->busy--;
+		maybe_free(s);
 	}
 }
 
 /* Wait for lower with nothing held: release what idles, pass the wait down. */
 static int park(struct giong_tls_stream *s)
 {
+	int r;
+
 	if (ready(s)) {
 		struct io_uring_sqe *sqe;
-		int r;
 
 		if (s->readable_deferred)
 			return 0;
@@ -511,7 +568,10 @@ static int park(struct giong_tls_stream *s)
 	}
 	if (s->be->idle)
 		s->be->idle(s->conn);
-	return giong_stream_on_readable(s->base.lower, lower_readable, s);
+	giong__tls_held_release(s); /* nothing held (ready() said so); for clarity */
+	r = giong_stream_on_readable(s->base.lower, lower_readable, s);
+	s->lower_watched = r == 0;
+	return r;
 }
 
 static int tls_on_readable(struct giong_stream *st, giong_stream_readable_fn fn, void *ctx)
@@ -523,7 +583,14 @@ static int tls_on_readable(struct giong_stream *st, giong_stream_readable_fn fn,
 		return r;
 	s->readable_fn = fn;
 	s->readable_ctx = ctx;
-	r = fn ? park(s) : giong_stream_on_readable(st->lower, NULL, NULL);
+	if (fn) {
+		r = park(s);
+	} else {
+		r = s->lower_watched ? giong_stream_on_readable(st->lower, NULL, NULL) : 0;
+		s->lower_watched = false;
+	}
+	if (r < 0)
+		s->readable_fn = NULL;
 	leave(s);
 	return r;
 }
@@ -536,25 +603,8 @@ static void close_notify_nowait(struct giong_tls_stream *s)
 		return;
 	if (s->be->shutdown(s->conn) < 0 || !s->out_len)
 		return;
-	s->flying_iov.iov_base = s->out;
-	s->flying_iov.iov_len = s->out_len;
-	{
-		unsigned char *p = s->out;
-		size_t cap = s->out_cap;
-
-		s->out = s->flying;
-		s->out_cap = s->flying_cap;
-		s->flying = p;
-		s->flying_cap = cap;
-		s->flying_len = s->out_len;
-		s->out_len = 0;
-	}
-	s->lower_send.done = send_done;
 	s->user_send = NULL;
-	if (giong_stream_send_start(s->base.lower, &s->lower_send, &s->flying_iov, 1) == 0)
-		s->inflight++;
-	else
-		s->flying_len = 0;
+	start_batch(s);
 }
 
 static int tls_close(struct giong_stream *st)
@@ -569,8 +619,14 @@ static int tls_close(struct giong_stream *st)
 	if (s->closed)
 		return -EBADF;
 	close_notify_nowait(s);
+	/* lower may outlive us (giong_stream_keep_lower()): it must not call
+	 * back into freed memory. */
+	if (s->lower_watched)
+		giong_stream_on_readable(s->base.lower, NULL, NULL);
+	s->lower_watched = false;
 	s->closed = true;
 	s->readable_fn = NULL;
+	giong_waitq_wake_all(&s->read_q, -EBADF);
 	giong_waitq_wake_all(&s->write_q, -EBADF);
 	giong__tls_held_release(s);
 	maybe_free(s);
@@ -634,19 +690,21 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	s->be = be;
 	s->conn = (char *)s + head;
 	s->worker = w;
+	giong__tls_config_ref(cfg); /* before the backend uses what cfg holds */
 	if ((r = be->conn_init(ctx, s->conn, s, server_name))) {
 		s->conn = NULL; /* conn_free is for a conn that was made */
-		s->cfg = NULL;
 		free_stream(s);
+		snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(r));
 		return r;
 	}
-	giong__tls_config_ref(cfg);
 	if (cfg->handshake_ms)
 		saved = giong_deadline_in(cfg->handshake_ms);
 	s->busy++;
 	RUN_BACKEND(s, r, be->handshake(s->conn));
 	if (tls_error(r))
 		handshake_failed(s, r);
+	else if (r < 0)
+		snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(r));
 	/* What is left to send: the last flight, or the alert of a failure
 	 * (best effort then, under the same deadline). */
 	if (s->out_len) {
@@ -664,6 +722,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 		return r;
 	}
 	s->handshaken = true;
+	giong__tls_held_settle(s); /* the records after the last flight, if any */
 	*ret = &s->base;
 	return 0;
 }

@@ -89,6 +89,11 @@ struct giong_tls_stream {
 	/* The write lock: one writer (task or send_start) at a time. */
 	bool writing;
 	struct giong_waitq write_q;
+	/* The read lock: one task in the library's read at a time (two would
+	 * each receive from lower, and the second buffer would land on the
+	 * first's leftovers). */
+	bool reading;
+	struct giong_waitq read_q;
 	int broken; /* a write failed part way: every call gives -EPIPE */
 	bool shut_wr;
 	bool handshaken;
@@ -102,6 +107,7 @@ struct giong_tls_stream {
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
 	bool readable_deferred;
+	bool lower_watched; /* our lower_readable is registered on lower */
 
 	struct giong_stream_send lower_send;
 	struct giong_stream_send *user_send;

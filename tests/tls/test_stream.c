@@ -812,6 +812,128 @@ static void test_close_in_flight(void **state)
 	gt_assert_fds(fds);
 }
 
+/* --- two readers, and a lower stream kept after close ------------------------------------------- */
+
+#define READERS_BYTES (300u * 1000)
+
+struct counted {
+	struct giong_stream *s;
+	size_t *total;
+	int err;
+};
+
+static intptr_t counting_reader(void *arg)
+{
+	struct counted *c = arg;
+	char buf[700];
+
+	while (*c->total < READERS_BYTES) {
+		ssize_t r = giong_stream_read(c->s, buf, sizeof(buf));
+
+		if (r <= 0) {
+			c->err = r ? (int)r : -ENODATA;
+			break;
+		}
+		*c->total += (size_t)r;
+		giong_sleep_ms(1); /* the other reader waits in the stream meanwhile */
+	}
+	return 0;
+}
+
+static void readers_main(unsigned worker, void *arg)
+{
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_tls_config *cli = tt_client(NULL);
+	struct giong_stream *s, *k;
+	struct giong_task *t[2];
+	struct counted c[2];
+	struct giong_stats st;
+	size_t total = 0;
+	char chunk[1000];
+
+	(void)worker;
+	(void)arg;
+	memset(chunk, 'r', sizeof(chunk));
+	if (!gt_check_int_equal(tt_pair(srv, cli, "localhost", &s, &k, NULL), 0))
+		goto out;
+	/* Two tasks read one stream at once: they take turns in the library,
+	 * and no pool buffer is lost or bytes dropped between them. */
+	for (int i = 0; i < 2; i++) {
+		c[i] = (struct counted){.s = s, .total = &total};
+		giong_spawn(counting_reader, &c[i], &t[i]);
+	}
+	for (unsigned i = 0; i < READERS_BYTES / sizeof(chunk); i++) {
+		gt_check_int_equal(giong_stream_write_all(k, chunk, sizeof(chunk)), sizeof(chunk));
+		if (i % 8 == 0)
+			giong_sleep_ms(1); /* records arrive a few per receive */
+	}
+	gt_check_int_equal(giong_stream_shutdown(k, SHUT_WR), 0); /* the one still reading ends */
+	for (int i = 0; i < 2; i++) {
+		giong_join(t[i], NULL);
+		gt_check_true(c[i].err == 0 || c[i].err == -ENODATA);
+	}
+	gt_check_int_equal(total, READERS_BYTES);
+	giong_stream_close(s);
+	giong_stream_close(k);
+	giong_sleep_ms(10);
+	gt_check_int_equal(giong_stats(&st), 0);
+	gt_check_int_equal(st.recvbufs_free, st.recvbufs_total);
+out:
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_two_readers(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	gt_run(&cfg, readers_main, NULL, NULL);
+}
+
+static void never_called(struct giong_stream *s, void *ctx)
+{
+	(void)s;
+	*(int *)ctx += 1;
+}
+
+static void keep_lower_main(unsigned worker, void *arg)
+{
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_tls_config *cli = tt_client(NULL);
+	struct giong_stream *s, *k, *lower = NULL;
+	int calls = 0;
+	char buf[256];
+
+	(void)worker;
+	(void)arg;
+	if (!gt_check_int_equal(tt_pair(srv, cli, "localhost", &s, &k, NULL), 0))
+		goto out;
+	/* Parked: the TLS stream watches its lower stream... */
+	gt_check_int_equal(giong_stream_on_readable(s, never_called, &calls), 0);
+	gt_check_int_equal(giong_stream_keep_lower(s, &lower), 0);
+	/* ...and closing it with the lower kept stops that watch. */
+	gt_check_int_equal(giong_stream_close(s), 0);
+	gt_check_int_equal(giong_stream_write_all(k, "after", 5), 5);
+	giong_sleep_ms(20);
+	gt_check_int_equal(calls, 0);
+	/* The lower stream is the caller's: the record arrives there, as it is. */
+	gt_check_true(giong_stream_read(lower, buf, sizeof(buf)) > 5);
+	giong_stream_close(lower);
+	giong_stream_close(k);
+out:
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_keep_lower(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	gt_run(&cfg, keep_lower_main, NULL, NULL);
+}
+
 /* --- bad arguments ----------------------------------------------------------------------------- */
 
 static void test_bad_arguments(void **state)
@@ -884,6 +1006,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_handshakes),
 		cmocka_unit_test(test_park_and_send_start),
 		cmocka_unit_test(test_close_in_flight),
+		cmocka_unit_test(test_two_readers),
+		cmocka_unit_test(test_keep_lower),
 	};
 
 	gt_require_uring();
