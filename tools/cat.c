@@ -18,7 +18,7 @@
 
 #include <giong/fs.h>
 
-#define BUF_SIZE (128 * 1024) /* on the heap: fiber stacks are 64 KiB */
+#define BUF_SIZE (128 * 1024) /* on the heap: as big as a whole fiber stack */
 
 struct cat {
 	int argc;
