@@ -91,7 +91,7 @@ struct tt_accept {
 	int err;
 };
 
-static intptr_t tt_accept_task(void *arg)
+static inline intptr_t tt_accept_task(void *arg)
 {
 	struct tt_accept *a = arg;
 
