@@ -8,7 +8,7 @@
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
  *        [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]
  *        [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]
- *         [--https-port 8443]]
+ *         [--https-port 8443] [--tls-ciphers LIST]]
  *
  * --log prints an access-log line per request to standard output;
  * --proxy-protocol expects a PROXY header (v1 or v2) on every connection,
@@ -16,6 +16,10 @@
  * --tls-cert and --tls-key (PEM: the chain, the key) serve HTTPS on
  * --https-port as well, through libgiong-tls and the backend chosen
  * (wolfSSL by default; each is there when it was built), ALPN http/1.1.
+ * --tls-ciphers takes the TLS 1.3 cipher suites to allow, most preferred
+ * first, colon-separated, in the backend's syntax (both know the standard
+ * names: TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, ...; default:
+ * the backend's list); TLS 1.2 keeps the backend's default suites.
  *
  * Routes:
  *   GET  /json    {"message":"Hello, World!"}       (27 bytes, application/json)
@@ -272,7 +276,7 @@ static void usage(int status)
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
 		"            [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]\n"
 		"            [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]\n"
-		"             [--https-port N]]\n");
+		"             [--https-port N] [--tls-ciphers LIST]]\n");
 	exit(status);
 }
 
@@ -304,7 +308,8 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 #ifdef GIONG_HAVE_TLS
 /* The TLS configuration of --tls-*: ALPN http/1.1, checked now so that a
  * bad key is said at start-up rather than by every handshake. */
-static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key)
+static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key,
+					   const char *ciphers13)
 {
 	const struct giong_tls_backend *be = NULL;
 	static const char *const alpn[] = {"http/1.1"};
@@ -345,7 +350,9 @@ static struct giong_tls_config *tls_setup(const char *backend, const char *cert,
 			giong_strerror(r));
 		exit(1);
 	}
+	why[0] = '\0';
 	if ((r = giong_tls_config_alpn(c, alpn, 1)) ||
+	    (ciphers13 && (r = giong_tls_config_ciphers(c, NULL, ciphers13))) ||
 	    (r = giong_tls_config_check(c, why, sizeof(why)))) {
 		fprintf(stderr, "http: TLS (%s): %s: %s\n", backend, giong_strerror(r), why);
 		exit(1);
@@ -358,7 +365,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.ep = {{.port = 8080, .scheme = "HTTP"}, {.port = 8443, .scheme = "HTTPS"}}};
-	const char *tls_cert = NULL, *tls_key = NULL, *tls_backend = "wolfssl";
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_backend = "wolfssl", *tls_ciphers = NULL;
 	struct giong_http_limits lim;
 	struct giong_http_server_options so = {.limits = &lim};
 	struct giong_http_router *router;
@@ -402,6 +409,8 @@ int main(int argc, char **argv)
 			tls_key = argv[++i];
 		else if (!strcmp(argv[i], "--tls-backend"))
 			tls_backend = argv[++i];
+		else if (!strcmp(argv[i], "--tls-ciphers"))
+			tls_ciphers = argv[++i];
 		else if (!strcmp(argv[i], "--host"))
 			o.host = argv[++i];
 		else if (!strcmp(argv[i], "--unix"))
@@ -421,6 +430,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "http: --tls-cert and --tls-key go together\n");
 		usage(2);
 	}
+	if (tls_ciphers && !tls_cert) {
+		fprintf(stderr, "http: --tls-ciphers is for HTTPS: it needs --tls-cert\n");
+		usage(2);
+	}
 	if (giong_http_router_new(&router) ||
 	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
 	    giong_http_router_add(router, "GET", "/users", users, NULL) ||
@@ -433,7 +446,7 @@ int main(int argc, char **argv)
 	o.neps = 1;
 	if (tls_cert) {
 #ifdef GIONG_HAVE_TLS
-		tls = tls_setup(tls_backend, tls_cert, tls_key);
+		tls = tls_setup(tls_backend, tls_cert, tls_key, tls_ciphers);
 		so.wrap = giong_tls_wrap_accept;
 		so.wrap_ctx = tls;
 		so.proxy_protocol = false; /* the PROXY header is for plain sockets */
@@ -444,6 +457,7 @@ int main(int argc, char **argv)
 		o.neps = 2;
 #else
 		(void)tls_backend;
+		(void)tls_ciphers;
 		fprintf(stderr, "http: built without libgiong-tls: no HTTPS\n");
 		return 2;
 #endif
