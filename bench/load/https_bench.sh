@@ -23,7 +23,8 @@
 #   --servers "LIST"  which servers, from: nginx openssl wolfssl (the suite of --suite) and
 #                     nginx-chacha openssl-chacha wolfssl-chacha (TLS_CHACHA20_POLY1305_SHA256)
 #                     (default "nginx openssl wolfssl wolfssl-chacha"); openssl and wolfssl
-#                     are build/bin/http --workers 1 --tls-backend openssl|wolfssl
+#                     are build/bin/http --workers 1 --tls-backend openssl|wolfssl;
+#                     openssl-b, wolfssl-b: the same from $GIONG_HTTP_B (A/B of two builds)
 #   --suite S         the TLS 1.3 suite of nginx, openssl, wolfssl (TLS_AES_128_GCM_SHA256)
 #   --baseline NAME   ratios are to this server (default: nginx)
 #   --rounds R        interleaved rounds (default 5)
@@ -167,9 +168,13 @@ for s in $server_list; do
 	esac
 	case ${s%-chacha} in
 	nginx) cmds+=("$HERE/https-peers/nginx.sh {port} $WORK/$s $WORK/cert.pem $WORK/key.pem $su") ;;
-	openssl|wolfssl)
-		[[ -x $HTTP ]] || die "$HTTP is missing: build giong (cmake --build build)"
-		cmds+=("$HTTP --workers 1 --host 127.0.0.1 --port 0 --https-port {port} --tls-cert $WORK/cert.pem --tls-key $WORK/key.pem --tls-backend ${s%-chacha} --tls-ciphers $su") ;;
+	openssl|wolfssl|openssl-b|wolfssl-b)
+		# NAME-b: the same with the binary in $GIONG_HTTP_B, for an A/B run of two builds.
+		bin=$HTTP
+		[[ $s == *-b* ]] && bin=${GIONG_HTTP_B:?"$s needs GIONG_HTTP_B (a second build's bin/http)"}
+		[[ -x $bin ]] || die "$bin is missing: build giong (cmake --build build)"
+		be=${s%-chacha}
+		cmds+=("$bin --workers 1 --host 127.0.0.1 --port 0 --https-port {port} --tls-cert $WORK/cert.pem --tls-key $WORK/key.pem --tls-backend ${be%-b} --tls-ciphers $su") ;;
 	*) die "--servers: unknown server '$s'" ;;
 	esac
 	names+=("$s") suites+=("$su")

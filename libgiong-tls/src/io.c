@@ -51,7 +51,9 @@ ssize_t giong_tls_io_push(struct giong_tls_stream *s, const void *buf, size_t le
 	if (s->broken || s->closed)
 		return -EPIPE;
 	if (len > s->out_cap - s->out_len) {
-		size_t cap = s->out_cap ? s->out_cap : 4096;
+		/* 1000: a small response's records fit, and malloc's per-thread
+		 * cache (up to 1032 bytes) serves it again after a park freed it. */
+		size_t cap = s->out_cap ? s->out_cap : 1000;
 		unsigned char *p;
 
 		while (cap - s->out_len < len)

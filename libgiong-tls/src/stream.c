@@ -172,6 +172,26 @@ static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
 	return r;
 }
 
+/* The buffer a recv decrypts into: as big as the next record, when its
+ * header is in what lower gave us (a ciphertext record is never shorter than
+ * its plaintext), else a whole record's worth. A small request then costs a
+ * small allocation, which malloc serves from its per-thread cache. */
+static size_t recv_size(struct giong_tls_stream *s)
+{
+	const unsigned char *h;
+
+	if (s->held && giong_recvbuf_len(s->held) >= 5 &&
+	    !(s->be->pending && s->be->pending(s->conn))) {
+		h = giong_recvbuf_data(s->held);
+		if (h[0] == 23) { /* application_data */
+			size_t len = (size_t)h[3] << 8 | h[4];
+
+			return len && len < GIONG__TLS_RECORD ? len : GIONG__TLS_RECORD;
+		}
+	}
+	return GIONG__TLS_RECORD;
+}
+
 static ssize_t tls_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 {
 	struct giong_tls_stream *s = to_tls(st);
@@ -184,7 +204,7 @@ static ssize_t tls_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 	*ret = NULL;
 	if ((r = enter(s)))
 		return r;
-	if ((r = giong_recvbuf_alloc(GIONG__TLS_RECORD, &b)) == 0) {
+	if ((r = giong_recvbuf_alloc(recv_size(s), &b)) == 0) {
 		void *tail = giong_recvbuf_tail(b, &room);
 
 		r = read_plain(s, tail, room);
@@ -221,6 +241,7 @@ static ssize_t tls_read(struct giong_stream *st, void *buf, size_t len)
 static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, int n, size_t skip,
 			   size_t max)
 {
+	unsigned char local[2048];
 	size_t done = 0;
 	int i = 0;
 
@@ -238,18 +259,27 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 		}
 		if (len < GATHER_BELOW && i + 1 < n) {
 			/* Gather this and the following pieces into one record. */
-			size_t g = 0;
+			size_t g = 0, cap = sizeof(local), want = 0;
+			unsigned char *stage = local;
 
-			if (!s->stage && !(s->stage = malloc(GIONG__TLS_RECORD)))
-				return done ? (ssize_t)done : -ENOMEM;
-			while (i < n && g < GIONG__TLS_RECORD && done + g < max) {
+			/* On the stack when the pieces are small (an HTTP head and
+			 * a small body): no allocation per response. */
+			for (int j = i; j < n && want <= sizeof(local); j++)
+				want += iov[j].iov_len - (j == i ? skip : 0);
+			if (want > sizeof(local)) {
+				if (!s->stage && !(s->stage = malloc(GIONG__TLS_RECORD)))
+					return done ? (ssize_t)done : -ENOMEM;
+				stage = s->stage;
+				cap = GIONG__TLS_RECORD;
+			}
+			while (i < n && g < cap && done + g < max) {
 				size_t take = iov[i].iov_len - skip;
 
-				if (take > GIONG__TLS_RECORD - g)
-					take = GIONG__TLS_RECORD - g;
+				if (take > cap - g)
+					take = cap - g;
 				if (take > max - done - g)
 					take = max - done - g;
-				memcpy(s->stage + g, (const unsigned char *)iov[i].iov_base + skip,
+				memcpy(stage + g, (const unsigned char *)iov[i].iov_base + skip,
 				       take);
 				g += take;
 				skip += take;
@@ -258,7 +288,7 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 					skip = 0;
 				}
 			}
-			p = s->stage;
+			p = stage;
 			len = g;
 		} else {
 			if (len > max - done)
