@@ -309,7 +309,7 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 /* The TLS configuration of --tls-*: ALPN http/1.1, checked now so that a
  * bad key is said at start-up rather than by every handshake. */
 static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key,
-					   const char *ciphers13)
+					  const char *ciphers13)
 {
 	const struct giong_tls_backend *be = NULL;
 	static const char *const alpn[] = {"http/1.1"};
