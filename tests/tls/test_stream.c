@@ -7,6 +7,7 @@
  * and write, two writers, idle parking, send_start.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -934,6 +935,47 @@ static void test_keep_lower(void **state)
 	gt_run(&cfg, keep_lower_main, NULL, NULL);
 }
 
+/* --- one configuration, two workers at once ---------------------------------------------------- */
+
+struct shared_cfgs {
+	struct giong_tls_config *srv, *cli;
+	atomic_int ok;
+};
+
+static void workers_main(unsigned worker, void *arg)
+{
+	struct shared_cfgs *c = arg;
+
+	(void)worker;
+	/* The first handshakes of both workers race to build the contexts;
+	 * then both share them read-only. */
+	for (int i = 0; i < 20; i++) {
+		struct giong_stream *s, *k;
+		char b[4];
+
+		if (!gt_check_int_equal(tt_pair(c->srv, c->cli, "localhost", &s, &k, NULL), 0))
+			break;
+		gt_check_int_equal(giong_stream_write_all(k, "ping", 4), 4);
+		gt_check_int_equal(read_exact(s, b, 4), 0);
+		giong_stream_close(s);
+		giong_stream_close(k);
+		atomic_fetch_add(&c->ok, 1);
+	}
+}
+
+static void test_shared_config_two_workers(void **state)
+{
+	struct shared_cfgs c = {.srv = tt_server("server", NULL), .cli = tt_client(NULL)};
+	struct giong_config cfg = gt_config(2);
+
+	(void)state;
+	gt_run(&cfg, workers_main, &c, NULL);
+	assert_int_equal(atomic_load(&c.ok), 40);
+	assert_int_equal(giong_tls_config_tickets(c.srv, false), -EBUSY); /* frozen */
+	giong_tls_config_free(c.srv);
+	giong_tls_config_free(c.cli);
+}
+
 /* --- bad arguments ----------------------------------------------------------------------------- */
 
 static void test_bad_arguments(void **state)
@@ -1008,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_close_in_flight),
 		cmocka_unit_test(test_two_readers),
 		cmocka_unit_test(test_keep_lower),
+		cmocka_unit_test(test_shared_config_two_workers),
 	};
 
 	gt_require_uring();
