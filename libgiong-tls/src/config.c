@@ -43,6 +43,7 @@ int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_co
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&cfg->lock, NULL);
+	pthread_mutex_init(&cfg->sess_lock, NULL);
 	*ret = cfg;
 	return 0;
 }
@@ -78,6 +79,13 @@ void giong_tls_config_free(struct giong_tls_config *cfg)
 	free(cfg->alpn);
 	free(cfg->ciphers12);
 	free(cfg->ciphers13);
+	for (size_t i = 0; i < GIONG__TLS_SESSIONS; i++) {
+		free(cfg->sessions[i].name);
+		if (cfg->sessions[i].blob) /* a session's secrets */
+			explicit_bzero(cfg->sessions[i].blob, cfg->sessions[i].len);
+		free(cfg->sessions[i].blob);
+	}
+	pthread_mutex_destroy(&cfg->sess_lock);
 	pthread_mutex_destroy(&cfg->lock);
 	free(cfg);
 }
@@ -493,4 +501,90 @@ int giong_tls_config_check(struct giong_tls_config *cfg, char *err, size_t errle
 	if (cfg->ncerts && (r = giong__tls_config_ctx(cfg, true, &ctx, err, errlen)))
 		return r;
 	return giong__tls_config_ctx(cfg, false, &ctx, err, errlen);
+}
+
+/* --- the clients' sessions ------------------------------------------------------------------- */
+
+static struct giong__tls_session *session_find(struct giong_tls_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < GIONG__TLS_SESSIONS; i++)
+		if (cfg->sessions[i].name && !strcmp(cfg->sessions[i].name, name))
+			return &cfg->sessions[i];
+	return NULL;
+}
+
+static void session_clear(struct giong__tls_session *e)
+{
+	free(e->name);
+	if (e->blob)
+		explicit_bzero(e->blob, e->len);
+	free(e->blob);
+	memset(e, 0, sizeof(*e));
+}
+
+int giong__tls_session_take(struct giong_tls_config *cfg, const char *name, unsigned char **blob,
+			    size_t *len)
+{
+	struct giong__tls_session *e;
+	int r = -ENOENT;
+
+	*blob = NULL;
+	pthread_mutex_lock(&cfg->sess_lock);
+	if ((e = session_find(cfg, name)) && (*blob = malloc(e->len))) {
+		memcpy(*blob, e->blob, e->len);
+		*len = e->len;
+		e->used = ++cfg->sess_clock;
+		r = 0;
+	}
+	pthread_mutex_unlock(&cfg->sess_lock);
+	return r;
+}
+
+int giong__tls_session_put(struct giong_tls_config *cfg, const char *name, const void *blob,
+			   size_t len)
+{
+	struct giong__tls_session *e, *oldest = &cfg->sessions[0];
+	unsigned char *copy = malloc(len);
+	char *key = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, blob, len);
+	pthread_mutex_lock(&cfg->sess_lock);
+	if (!(e = session_find(cfg, name))) {
+		/* A free slot, or the one used longest ago. */
+		for (size_t i = 0; i < GIONG__TLS_SESSIONS && !e; i++) {
+			if (!cfg->sessions[i].name)
+				e = &cfg->sessions[i];
+			else if (cfg->sessions[i].used < oldest->used)
+				oldest = &cfg->sessions[i];
+		}
+		if (!e)
+			e = oldest;
+		if (!(key = strdup(name))) {
+			pthread_mutex_unlock(&cfg->sess_lock);
+			free(copy);
+			return -ENOMEM;
+		}
+		session_clear(e);
+		e->name = key;
+	} else {
+		explicit_bzero(e->blob, e->len);
+		free(e->blob);
+	}
+	e->blob = copy;
+	e->len = len;
+	e->used = ++cfg->sess_clock;
+	pthread_mutex_unlock(&cfg->sess_lock);
+	return 0;
+}
+
+void giong__tls_session_drop(struct giong_tls_config *cfg, const char *name)
+{
+	struct giong__tls_session *e;
+
+	pthread_mutex_lock(&cfg->sess_lock);
+	if ((e = session_find(cfg, name)))
+		session_clear(e);
+	pthread_mutex_unlock(&cfg->sess_lock);
 }

@@ -68,6 +68,17 @@ ssize_t giong_tls_io_push(struct giong_tls_stream *s, const void *buf, size_t le
 	return (ssize_t)len;
 }
 
+int giong_tls_io_session(struct giong_tls_stream *s, const void *blob, size_t len)
+{
+	if (!s || !blob || !len)
+		return -EINVAL;
+	if (len > GIONG__TLS_SESSION_MAX)
+		return -EMSGSIZE;
+	if (!s->server_name || !s->cfg->tickets)
+		return 0; /* a server, or a client that does not resume */
+	return giong__tls_session_put(s->cfg, s->server_name, blob, len);
+}
+
 int giong_tls_io_error(const struct giong_tls_stream *s)
 {
 	if (!s)

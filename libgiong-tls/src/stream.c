@@ -56,6 +56,7 @@ static void free_stream(struct giong_tls_stream *s)
 	free(s->flying);
 	free(s->stage);
 	free(s->errtext);
+	free(s->server_name);
 	free(s);
 }
 
@@ -686,6 +687,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	uint64_t saved = GIONG_NO_DEADLINE;
 	void *ctx;
 	char why[ERRTEXT_LEN];
+	bool offered = false;
 	long left;
 	int r, w;
 
@@ -721,11 +723,26 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	s->conn = (char *)s + head;
 	s->worker = w;
 	giong__tls_config_ref(cfg); /* before the backend uses what cfg holds */
+	if (!server && server_name && cfg->tickets && !(s->server_name = strdup(server_name))) {
+		free_stream(s);
+		return -ENOMEM;
+	}
 	if ((r = be->conn_init(ctx, s->conn, s, server_name))) {
 		s->conn = NULL; /* conn_free is for a conn that was made */
 		free_stream(s);
 		snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(r));
 		return r;
+	}
+	if (s->server_name && be->session_set) {
+		/* Resume the last session this configuration got from that name. */
+		unsigned char *blob;
+		size_t len;
+
+		if (giong__tls_session_take(cfg, s->server_name, &blob, &len) == 0) {
+			offered = be->session_set(s->conn, blob, len) == 0;
+			explicit_bzero(blob, len);
+			free(blob);
+		}
 	}
 	if (cfg->handshake_ms)
 		saved = giong_deadline_in(cfg->handshake_ms);
@@ -747,6 +764,10 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	if (cfg->handshake_ms)
 		giong_deadline_restore(saved);
 	if (r < 0) {
+		/* A session the server would not take must not fail the next
+		 * connection too (some clients cannot fall back within one). */
+		if (offered && r != -ETIMEDOUT && r != -ECANCELED)
+			giong__tls_session_drop(cfg, s->server_name);
 		/* lower goes back to the caller: it must not be closed with us. */
 		free_stream(s);
 		return r;

@@ -21,6 +21,10 @@
 
 /* Plaintext encrypted per giong_stream_writev() call: 4 full records. */
 #define GIONG__TLS_WRITE_MAX (64u * 1024)
+/* Server names whose last session a client configuration keeps. */
+#define GIONG__TLS_SESSIONS 32
+/* The largest serialised session kept (a ticket and its secrets). */
+#define GIONG__TLS_SESSION_MAX 8192
 /* The largest TLS plaintext record (RFC 8446 5.1): one recv's buffer. */
 #define GIONG__TLS_RECORD 16384u
 
@@ -54,7 +58,25 @@ struct giong_tls_config {
 	void *ctx[2];
 	struct giong_tls_settings settings[2]; /* what ctx[] was built from; kept */
 	char build_text[2][160];
+
+	/* Clients: the newest session per server name, for resumption (tickets
+	 * on). Shared by every worker, under its own lock. */
+	pthread_mutex_t sess_lock;
+	struct giong__tls_session {
+		char *name;
+		unsigned char *blob;
+		size_t len;
+		uint64_t used; /* sess_clock when last stored or taken: the oldest goes */
+	} sessions[GIONG__TLS_SESSIONS];
+	uint64_t sess_clock;
 };
+
+/* The session kept for @name, copied into *@blob (free() it), or -ENOENT. */
+int giong__tls_session_take(struct giong_tls_config *cfg, const char *name, unsigned char **blob,
+			    size_t *len);
+int giong__tls_session_put(struct giong_tls_config *cfg, const char *name, const void *blob,
+			   size_t len);
+void giong__tls_session_drop(struct giong_tls_config *cfg, const char *name);
 
 /* The library context of @cfg for a role, built on first use (freezing
  * @cfg). Returns 0 and *@ctx, or GIONG_ETLS_CONFIG / -ENOMEM; @err (if not
@@ -114,7 +136,8 @@ struct giong_tls_stream {
 	size_t user_send_len;
 	struct iovec flying_iov;
 
-	char *errtext; /* the backend's words for the last error (heap, lazily) */
+	char *errtext;     /* the backend's words for the last error (heap, lazily) */
+	char *server_name; /* a client's, for its session cache entry (or NULL) */
 };
 
 /* io.c: ciphertext in and out (all with the stream's busy count held). */

@@ -976,6 +976,64 @@ static void test_shared_config_two_workers(void **state)
 	giong_tls_config_free(c.cli);
 }
 
+/* --- session resumption ------------------------------------------------------------------------ */
+
+struct resume_case {
+	enum giong_tls_version version;
+	bool client_tickets;
+	int want_second; /* giong_tls_resumed() of the second connection */
+};
+
+static void resume_main(unsigned worker, void *arg)
+{
+	struct resume_case *c = arg;
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_tls_config *cli = tt_client(NULL);
+	int got[3] = {-1, -1, -1};
+
+	(void)worker;
+	gt_check_int_equal(giong_tls_config_versions(cli, c->version, c->version), 0);
+	gt_check_int_equal(giong_tls_config_tickets(cli, c->client_tickets), 0);
+	for (int i = 0; i < 3; i++) {
+		struct giong_stream *s, *k;
+		char b[4];
+
+		if (!gt_check_int_equal(tt_pair(srv, cli, "localhost", &s, &k, NULL), 0))
+			break;
+		got[i] = giong_tls_resumed(k);
+		gt_check_int_equal(giong_tls_resumed(s), got[i]); /* both sides agree */
+		/* Traffic the client reads: a TLS 1.3 ticket comes with it. */
+		gt_check_int_equal(giong_stream_write_all(s, "pong", 4), 4);
+		gt_check_int_equal(read_exact(k, b, 4), 0);
+		gt_check_int_equal(giong_stream_shutdown(k, SHUT_WR), 0);
+		gt_check_int_equal(giong_stream_read(s, b, 1), 0);
+		giong_stream_close(s);
+		giong_stream_close(k);
+	}
+	gt_check_int_equal(got[0], 0); /* the first is always a full handshake */
+	gt_check_int_equal(got[1], c->want_second);
+	gt_check_int_equal(got[2], c->want_second);
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_resumption(void **state)
+{
+	/* wolfSSL's client keeps TLS 1.3 sessions only (its TLS 1.2 fallback
+	 * when a ticket is refused is broken: the backend says why). */
+	bool wolf = !strcmp(tt_backend()->name, "wolfssl");
+	struct resume_case cases[] = {
+		{GIONG_TLS_1_3, true, 1},
+		{GIONG_TLS_1_2, true, wolf ? 0 : 1},
+		{GIONG_TLS_1_3, false, 0},
+	};
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		gt_run(&cfg, resume_main, &cases[i], NULL);
+}
+
 /* --- bad arguments ----------------------------------------------------------------------------- */
 
 static void test_bad_arguments(void **state)
@@ -1051,6 +1109,7 @@ int main(void)
 		cmocka_unit_test(test_two_readers),
 		cmocka_unit_test(test_keep_lower),
 		cmocka_unit_test(test_shared_config_two_workers),
+		cmocka_unit_test(test_resumption),
 	};
 
 	gt_require_uring();

@@ -323,6 +323,23 @@ static int servername(SSL *ssl, int *alert, void *arg)
 	return SSL_TLSEXT_ERR_NOACK; /* the default certificate, the name not acknowledged */
 }
 
+/* A client's new session (a TLS 1.3 ticket, in a read after the handshake;
+ * a TLS 1.2 session at its end): serialised for the generic code's cache.
+ * Returns 0: OpenSSL keeps no reference for us. */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct oconn *c = BIO_get_data(SSL_get_rbio(ssl));
+	int len = i2d_SSL_SESSION(sess, NULL);
+	unsigned char *blob, *p;
+
+	if (!c || len <= 0 || !(blob = p = OPENSSL_malloc((size_t)len)))
+		return 0;
+	if (i2d_SSL_SESSION(sess, &p) == len)
+		giong_tls_io_session(c->s, blob, (size_t)len);
+	OPENSSL_clear_free(blob, (size_t)len);
+	return 0;
+}
+
 static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 {
 	const struct giong_tls_settings *set = x->set;
@@ -384,6 +401,13 @@ static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 			SSL_CTX_set_alpn_select_cb(c, alpn_select, (void *)set);
 	} else {
 		mode = set->verify == GIONG_TLS_VERIFY_NONE ? SSL_VERIFY_NONE : SSL_VERIFY_PEER;
+		if (set->tickets) {
+			/* The sessions go to the generic code's cache (per server
+			 * name, shared by the workers), not OpenSSL's. */
+			SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_CLIENT |
+								  SSL_SESS_CACHE_NO_INTERNAL_STORE);
+			SSL_CTX_sess_set_new_cb(c, new_session);
+		}
 		if (set->alpn_len &&
 		    (set->alpn_len > UINT_MAX ||
 		     SSL_CTX_set_alpn_protos(c, set->alpn, (unsigned)set->alpn_len)))
@@ -715,6 +739,23 @@ static bool o_resumed(void *conn)
 	return SSL_session_reused(c->ssl) == 1;
 }
 
+static int o_session_set(void *conn, const void *blob, size_t len)
+{
+	struct oconn *c = conn;
+	const unsigned char *p = blob;
+	SSL_SESSION *sess;
+	int ok;
+
+	if (len > LONG_MAX || !(sess = d2i_SSL_SESSION(NULL, &p, (long)len))) {
+		clear_errors();
+		return GIONG_ETLS_CONFIG;
+	}
+	ok = SSL_set_session(c->ssl, sess); /* takes its own reference */
+	SSL_SESSION_free(sess);
+	clear_errors();
+	return ok == 1 ? 0 : GIONG_ETLS_CONFIG;
+}
+
 /* SSL_MODE_RELEASE_BUFFERS frees the buffers after most operations, not all:
  * a TLS 1.3 client's read that took the NewSessionTicket keeps its 16.5 KiB
  * read buffer (measured with OpenSSL 3.0.22). SSL_free_buffers() frees what
@@ -772,6 +813,7 @@ static const struct giong_tls_backend backend = {
 	.resumed = o_resumed,
 	.idle = o_idle,
 	.error_text = o_error_text,
+	.session_set = o_session_set,
 };
 
 const struct giong_tls_backend *giong_tls_openssl(void)

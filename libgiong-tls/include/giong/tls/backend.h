@@ -155,6 +155,11 @@ struct giong_tls_backend {
 	/* The library's text for the error @err just returned by an operation of
 	 * @conn, NUL-terminated into @buf (at most @len bytes). */
 	void (*error_text)(void *conn, int err, char *buf, size_t len);
+	/* Optional (NULL: clients never resume): offer the session @blob (what
+	 * the backend gave giong_tls_io_session() on an earlier connection to
+	 * the same server name) in the coming handshake of client @conn. 0, or
+	 * an error: then the handshake is a full one. */
+	int (*session_set)(void *conn, const void *blob, size_t len);
 };
 
 /*
@@ -176,6 +181,18 @@ GIONG_API ssize_t giong_tls_io_pull(struct giong_tls_stream *s, void *buf, size_
  * suspends and never says "would block".
  */
 GIONG_API ssize_t giong_tls_io_push(struct giong_tls_stream *s, const void *buf, size_t len);
+
+/*
+ * giong_tls_io_session() - for a client backend: its library made a session
+ * the server may resume (a TLS 1.3 ticket, which arrives in a read after the
+ * handshake; a TLS 1.2 session), serialised into @blob (copied, at most 8
+ * KiB). The generic code keeps the newest one per server name in the
+ * configuration (when tickets are on), and hands it to session_set() in the
+ * next giong_tls_connect() to that name, on any worker. Returns 0 (also
+ * when there is nothing to keep it for), -EINVAL, -EMSGSIZE, -ENOMEM. Never
+ * suspends.
+ */
+GIONG_API int giong_tls_io_session(struct giong_tls_stream *s, const void *blob, size_t len);
 
 /*
  * giong_tls_io_error() - what to return from an operation that failed

@@ -133,8 +133,13 @@ GIONG_API int giong_tls_config_ciphers(struct giong_tls_config *cfg, const char 
 
 /* giong_tls_config_tickets() - session resumption with tickets (RFC 8446
  * 4.6.1; on by default): a server issues them and resumes the clients
- * that bring one back (giong_tls_resumed() tells). Off: no ticket is
- * issued and every handshake is a full one. Returns 0, -EINVAL, -EBUSY. */
+ * that bring one back; a client keeps the newest session of each server
+ * name (32 names, shared by every worker using this configuration) and
+ * offers it in its next giong_tls_connect() to that name
+ * (giong_tls_resumed() tells). A session the server refused is dropped. Off:
+ * no ticket is issued or kept, and every handshake is a full one. The
+ * wolfSSL backend's client keeps TLS 1.3 sessions only. Returns 0, -EINVAL,
+ * -EBUSY. */
 GIONG_API int giong_tls_config_tickets(struct giong_tls_config *cfg, bool on);
 
 /* giong_tls_config_handshake_timeout() - the longest a handshake may take
