@@ -9,6 +9,7 @@
  * eventually refuses) new clients instead of our memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -144,6 +145,39 @@ int giong__net_listener_new(int fd, bool is_unix, const char *unlink_path,
 	arm(l);
 	*ret = l;
 	return 0;
+}
+
+int giong_listener_from_fd(int fd, const struct giong_listen_options *opts,
+			   struct giong_listener **ret)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int), sl = sizeof(ss);
+	int type = 0, listening = 0;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (fd < 0)
+		return -EBADF;
+	if (giong_worker_index() < 0)
+		return GIONG_ENOTWORKER;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
+		return -errno; /* -EBADF, -ENOTSOCK */
+	if (type != SOCK_STREAM)
+		return -EINVAL;
+	len = sizeof(listening);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len))
+		return -errno;
+	if (!listening)
+		return -EINVAL;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -errno;
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6 && ss.ss_family != AF_UNIX)
+		return -EAFNOSUPPORT;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+		return -errno;
+	/* A Unix socket file given to us is not ours to remove at close. */
+	return giong__net_listener_new(fd, ss.ss_family == AF_UNIX, NULL, opts, ret);
 }
 
 /* socket + options + bind + listen; returns the descriptor or -errno. */

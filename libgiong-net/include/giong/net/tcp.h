@@ -41,6 +41,23 @@ struct giong_listen_options {
 GIONG_API int giong_tcp_listen(const char *addr, const struct giong_listen_options *opts,
 			       struct giong_listener **ret);
 
+/*
+ * giong_listener_from_fd() - a listener on @fd, a stream socket that is
+ * listening already (TCP over IPv4 or IPv6, or Unix): one handed in by
+ * systemd's socket activation (LISTEN_FDS, from descriptor 3), or by a
+ * parent process. Takes ownership of @fd on success (giong_listener_close()
+ * closes it; FD_CLOEXEC is set); on failure @fd stays the caller's. To serve
+ * one inherited socket from several workers, give each its own dup(2): the
+ * kernel spreads connections over their accepts. @opts may be NULL (only
+ * max_pending applies: the socket is bound and listening already). Returns
+ * 0 and an owned listener in *@ret, or -EBADF (a negative or closed @fd),
+ * -ENOTSOCK, -EINVAL (not a stream socket, or not listening; NULL @ret),
+ * -EAFNOSUPPORT (another family), -ENOMEM, GIONG_ENOTWORKER. Owner worker
+ * only.
+ */
+GIONG_API int giong_listener_from_fd(int fd, const struct giong_listen_options *opts,
+				     struct giong_listener **ret);
+
 /* giong_tcp_listen_addr() - the same from a struct giong_addr. */
 GIONG_API int giong_tcp_listen_addr(const struct giong_addr *addr,
 				    const struct giong_listen_options *opts,
