@@ -32,8 +32,9 @@
  * deadline check) moves on. Files that cannot take RWF_NOWAIT (tmpfs, /proc,
  * FUSE, pipes and FIFOs: -EOPNOTSUPP, -EINVAL or -ESPIPE) fall back to the
  * ring, and the file remembers it; files opened with O_DIRECT always use the
- * ring. Writes always use the ring. Opens (giong_file_open() without
- * O_CREAT or O_TRUNC, giong_dir_open(), giong_fs_read()) likewise first try
+ * ring. Writes always use the ring. Opens (giong_file_open() and
+ * giong_file_open_at() without O_CREAT or O_TRUNC, giong_dir_open(),
+ * giong_fs_read()) likewise first try
  * a direct openat2(2) with RESOLVE_CACHED, which succeeds only when the path
  * lookup is in the kernel's cache (the attempt io_uring makes inline,
  * O_NONBLOCK for the attempt and taken off after unless asked for), and go
