@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,10 +83,30 @@ static unsigned char direct_state(bool ring_only, int flags)
 			       ((flags & O_DIRECT) ? GIONG__FS_NO_NOWAIT : 0));
 }
 
-int giong_file_open(const char *path, const struct giong_open_options *opts,
-		    struct giong_file **ret)
+/* The RESOLVE_* bits giong_open_options.resolve may hold. */
+#define RESOLVE_ALLOWED                                                                            \
+	(RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |         \
+	 RESOLVE_NO_XDEV)
+
+/* Wrap @fd, the result of an open with @opts and its @flags (or -errno), into
+ * *@ret; closes @fd if that fails. */
+static int file_opened(int fd, const struct giong_open_options *opts, int flags,
+		       struct giong_file **ret)
 {
-	int flags, fd, err;
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = file_wrap(fd, direct_state(opts->ring_only, flags), ret);
+	if (err)
+		giong__fs_close_fd(fd);
+	return err;
+}
+
+int giong_file_open_at(int dirfd, const char *path, const struct giong_open_options *opts,
+		       struct giong_file **ret)
+{
+	int flags;
 
 	if (ret)
 		*ret = NULL;
@@ -94,13 +115,34 @@ int giong_file_open(const char *path, const struct giong_open_options *opts,
 	flags = giong_open_options_flags(opts);
 	if (flags < 0)
 		return flags;
-	fd = giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666, opts->ring_only);
-	if (fd < 0)
-		return fd;
-	err = file_wrap(fd, direct_state(opts->ring_only, flags), ret);
-	if (err)
-		giong__fs_close_fd(fd);
-	return err;
+	/* Unknown bits, and BENEATH with IN_ROOT, which the kernel refuses too. */
+	if ((opts->resolve & ~(unsigned)RESOLVE_ALLOWED) ||
+	    (opts->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) ==
+		    (RESOLVE_BENEATH | RESOLVE_IN_ROOT))
+		return -EINVAL;
+	/* A negative @dirfd other than AT_FDCWD: the kernel says -EBADF. */
+	return file_opened(giong__fs_openat2(dirfd, path, flags, opts->mode ? opts->mode : 0666,
+					     opts->resolve, opts->ring_only),
+			   opts, flags, ret);
+}
+
+int giong_file_open(const char *path, const struct giong_open_options *opts,
+		    struct giong_file **ret)
+{
+	int flags;
+
+	if (ret)
+		*ret = NULL;
+	if (!path || !ret)
+		return -EINVAL;
+	flags = giong_open_options_flags(opts);
+	if (flags < 0)
+		return flags;
+	if (opts->resolve)
+		return giong_file_open_at(AT_FDCWD, path, opts, ret);
+	return file_opened(
+		giong__fs_openat(path, flags, opts->mode ? opts->mode : 0666, opts->ring_only),
+		opts, flags, ret);
 }
 
 int giong_file_create(const char *path, struct giong_file **ret)

@@ -64,6 +64,14 @@ int giong__fs_sqe(struct io_uring_sqe **out);
  * May suspend or yield. */
 int giong__fs_openat(const char *path, int flags, unsigned mode, bool ring_only);
 
+/* The same as openat2(@dirfd, @path, {@flags, @mode, @resolve}) (RESOLVE_*
+ * bits, already checked): the direct attempt with RESOLVE_CACHED | @resolve,
+ * then IORING_OP_OPENAT2 with the same open_how. @mode is passed only with
+ * O_CREAT or O_TMPFILE (openat2 refuses it otherwise). Returns an owned
+ * descriptor or -errno. May suspend or yield. */
+int giong__fs_openat2(int dirfd, const char *path, int flags, unsigned mode, uint64_t resolve,
+		      bool ring_only);
+
 /* Read or write on @fd at @off (GIONG__FS_CUR_POS: the file position).
  * @buf is lent to the kernel until this returns. May suspend. */
 ssize_t giong__fs_rw(int fd, bool write, void *buf, size_t len, uint64_t off);

@@ -248,13 +248,34 @@ static int ring_openat(const char *path, int flags, unsigned mode)
 	return giong_io(sqe);
 }
 
+/*
+ * The same with IORING_OP_OPENAT2 relative to @dirfd, with @how->resolve.
+ * @path (the caller's) and @how (on the calling task's stack, in the frame
+ * of giong__fs_openat2()) stay valid while the task is parked in giong_io(),
+ * which returns only after the final CQE (the kernel copies both when it
+ * takes the SQE; nothing reads them after the completion).
+ */
+static int ring_openat2(int dirfd, const char *path, struct open_how *how)
+{
+	struct io_uring_sqe *sqe;
+	int err = giong__fs_sqe(&sqe);
+
+	if (err)
+		return err;
+	io_uring_prep_openat2(sqe, dirfd, path, how);
+	/* A descriptor won in a race with a cancel is returned and owned, as
+	 * in ring_openat(). */
+	return giong_io(sqe);
+}
+
 /* 1 once openat2(2) turned out to be missing here (ENOSYS): every open
  * through the ring from then on. Threads racing to set it agree. */
 static int no_openat2;
 
 /*
  * The attempt io_uring makes inline before it hands an open to its worker
- * threads, made directly: a lookup that must not block (openat2(2) with
+ * threads, made directly, relative to @dirfd with @resolve (RESOLVE_*, 0 for
+ * none) added: a lookup that must not block (openat2(2) with
  * RESOLVE_CACHED succeeds only if every component of @path is in the
  * kernel's lookup cache, and fails with EAGAIN when resolving it would need
  * I/O or revalidation), with O_NONBLOCK so that a FIFO or a device does not
@@ -264,12 +285,13 @@ static int no_openat2;
  * The kernel never completes O_CREAT, O_TRUNC or O_TMPFILE this way: not
  * tried. EINVAL (openat2 is stricter about unknown flag bits than openat)
  * and EPERM (a seccomp policy, or a real refusal) go to the ring, which
- * gives openat's answer.
+ * gives openat's answer (openat2's, with the same open_how, for
+ * giong__fs_openat2()).
  */
-static int cached_openat(const char *path, int flags)
+static int cached_openat(int dirfd, const char *path, int flags, uint64_t resolve)
 {
 	struct open_how how = {.flags = (uint64_t)(unsigned)(flags | O_NONBLOCK),
-			       .resolve = RESOLVE_CACHED};
+			       .resolve = RESOLVE_CACHED | resolve};
 	long fd;
 
 	/* O_TMPFILE's own bit: O_TMPFILE includes O_DIRECTORY (so does glibc's
@@ -278,7 +300,7 @@ static int cached_openat(const char *path, int flags)
 	    __atomic_load_n(&no_openat2, __ATOMIC_RELAXED))
 		return -EAGAIN;
 	/* @path and @how: read by the kernel during the call only. */
-	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
@@ -306,10 +328,35 @@ int giong__fs_openat(const char *path, int flags, unsigned mode, bool ring_only)
 	err = direct_gate();
 	if (err)
 		return err;
-	fd = cached_openat(path, flags);
+	fd = cached_openat(AT_FDCWD, path, flags, 0);
 	if (fd == -EAGAIN)
 		return ring_openat(path, flags, mode);
 	run.reads++; /* a direct call that did not park: counts toward the yield */
+	return fd;
+}
+
+int giong__fs_openat2(int dirfd, const char *path, int flags, unsigned mode, uint64_t resolve,
+		      bool ring_only)
+{
+	/* openat2(2) refuses a mode without O_CREAT or O_TMPFILE (EINVAL),
+	 * where openat(2) ignores it. @how lives in this frame until the open
+	 * is over (see ring_openat2()). */
+	struct open_how how = {
+		.flags = (uint64_t)(unsigned)flags,
+		.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0,
+		.resolve = resolve,
+	};
+	int fd, err;
+
+	if (ring_only || env_ring_only())
+		return ring_openat2(dirfd, path, &how);
+	err = direct_gate();
+	if (err)
+		return err;
+	fd = cached_openat(dirfd, path, flags, resolve);
+	if (fd == -EAGAIN)
+		return ring_openat2(dirfd, path, &how);
+	run.reads++; /* as in giong__fs_openat() */
 	return fd;
 }
 

@@ -32,8 +32,9 @@
  * deadline check) moves on. Files that cannot take RWF_NOWAIT (tmpfs, /proc,
  * FUSE, pipes and FIFOs: -EOPNOTSUPP, -EINVAL or -ESPIPE) fall back to the
  * ring, and the file remembers it; files opened with O_DIRECT always use the
- * ring. Writes always use the ring. Opens (giong_file_open() without
- * O_CREAT or O_TRUNC, giong_dir_open(), giong_fs_read()) likewise first try
+ * ring. Writes always use the ring. Opens (giong_file_open() and
+ * giong_file_open_at() without O_CREAT or O_TRUNC, giong_dir_open(),
+ * giong_fs_read()) likewise first try
  * a direct openat2(2) with RESOLVE_CACHED, which succeeds only when the path
  * lookup is in the kernel's cache (the attempt io_uring makes inline,
  * O_NONBLOCK for the attempt and taken off after unless asked for), and go
@@ -88,11 +89,18 @@ struct giong_file;
  *               "Page-cache fast path" above). For data you expect to be cold, or to batch many
  *               reads of many tasks into one io_uring_enter. Default false.
  *               giong_file_set_ring_only() changes it later.
+ *   resolve     openat2(2)'s RESOLVE_* flags, as <linux/openat2.h> defines
+ *               them: RESOLVE_BENEATH, RESOLVE_IN_ROOT, RESOLVE_NO_SYMLINKS,
+ *               RESOLVE_NO_MAGICLINKS, RESOLVE_NO_XDEV; 0: none, the
+ *               default. Non-zero makes the open an openat2(2) (see
+ *               giong_file_open_at()). giong_open_options_flags() ignores it.
  *
  * -EINVAL: none of read/write/append; create, create_new or truncate without
  * write or append; truncate with append (unless create_new); custom_flags
  * holding O_ACCMODE, O_CREAT, O_EXCL, O_TRUNC or O_APPEND bits (those come
- * from the booleans); mode above 07777.
+ * from the booleans); mode above 07777; and, when opening, resolve holding
+ * any other bit (RESOLVE_CACHED included: giong adds it itself) or both
+ * RESOLVE_BENEATH and RESOLVE_IN_ROOT.
  */
 struct giong_open_options {
 	bool read;
@@ -104,9 +112,11 @@ struct giong_open_options {
 	bool ring_only; /* not open(2): the open and reads through the ring (see above) */
 	unsigned mode;
 	int custom_flags;
+	unsigned resolve; /* openat2(2)'s RESOLVE_* (see above); 0: none */
 };
 
-/* giong_open_options_init() - all false, mode 0 (= 0666), no custom flags.
+/* giong_open_options_init() - all false, mode 0 (= 0666), no custom flags,
+ * resolve 0.
  * Returns 0, or -EINVAL if @o is NULL. Does not suspend. */
 GIONG_API int giong_open_options_init(struct giong_open_options *o);
 
@@ -134,10 +144,42 @@ GIONG_API int giong_open_options_flags(const struct giong_open_options *o);
  * cancel ends it with -ETIMEDOUT or -ECANCELED and leaks nothing, on every
  * kernel (the kernel worker's interrupted open ends in -EINTR on Linux 6.1
  * and in -ERESTARTSYS on later ones; core reports the cancel for both).
- * Open FIFOs read+write to never wait. May suspend.
+ * Open FIFOs read+write to never wait (or add O_NONBLOCK to custom_flags).
+ * With a non-zero @opts->resolve it is giong_file_open_at(AT_FDCWD, ...).
+ * May suspend.
  */
 GIONG_API int giong_file_open(const char *path, const struct giong_open_options *opts,
 			      struct giong_file **ret);
+
+/*
+ * giong_file_open_at() - open @path (borrowed) relative to the directory
+ * descriptor @dirfd (borrowed; AT_FDCWD for the working directory; an
+ * absolute @path ignores it unless resolve says otherwise) as @opts
+ * (borrowed) says, always with openat2(2) and @opts->resolve applied: the
+ * direct cached attempt with RESOLVE_CACHED | resolve (see "Page-cache fast
+ * path" above; not for O_CREAT/O_TRUNC, nor with ring_only), then
+ * IORING_OP_OPENAT2 with the same struct open_how. The kernel resolves the
+ * path: with RESOLVE_BENEATH it refuses any path that leaves @dirfd - "..",
+ * an absolute path, or a symbolic link (relative or absolute) whose target
+ * is outside - with -EXDEV, whatever the caller checked before.
+ * openat2(2) is stricter than open(2): unknown bits in custom_flags are
+ * -EINVAL where giong_file_open() (resolve 0) would ignore them; mode is
+ * passed only with O_CREAT or O_TMPFILE.
+ * Returns 0 and an owned file in *@ret (close with giong_file_close()), or
+ * -EINVAL (NULL @path, @opts or @ret; bad options; an unknown resolve bit,
+ * RESOLVE_CACHED, or BENEATH with IN_ROOT), -EBADF (@dirfd not
+ * a descriptor), -ENOTDIR (@dirfd not a directory, with a relative @path),
+ * -EXDEV (RESOLVE_BENEATH: the path or a link in it leaves @dirfd;
+ * RESOLVE_NO_XDEV: it crosses a mount), -ELOOP (RESOLVE_NO_SYMLINKS: a
+ * symbolic link anywhere in the path, the last component included;
+ * RESOLVE_NO_MAGICLINKS: a /proc magic link), -ENOSYS or -EINVAL (a kernel
+ * without openat2, before 5.6), or any error of giong_file_open(). A FIFO
+ * opens as with giong_file_open(); with O_NONBLOCK in custom_flags it never
+ * waits for its other end, on any path (then giong_file_stat() tells a
+ * FIFO, S_ISFIFO(mode), from a regular file). May suspend.
+ */
+GIONG_API int giong_file_open_at(int dirfd, const char *path, const struct giong_open_options *opts,
+				 struct giong_file **ret);
 
 /*
  * giong_file_create() - open @path write-only, creating it (mode 0666 before
