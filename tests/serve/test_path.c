@@ -343,11 +343,11 @@ static void test_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),	    cmocka_unit_test(test_normalise),
+		cmocka_unit_test(test_plain),          cmocka_unit_test(test_normalise),
 		cmocka_unit_test(test_query_fragment), cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_traversal),   cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_len_bound),   cmocka_unit_test(test_cap),
-		cmocka_unit_test(test_html_escape), cmocka_unit_test(test_url_encode),
+		cmocka_unit_test(test_traversal),      cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_len_bound),      cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_html_escape),    cmocka_unit_test(test_url_encode),
 		cmocka_unit_test(test_round_trip),
 	};
 

@@ -122,7 +122,8 @@ int serve_http_date(int64_t t, char *out, size_t cap)
 	civil_from_days(days, &y, &m, &d);
 	wd = (unsigned)(days >= -4 ? (days + 4) % 7 : (days + 5) % 7 + 6);
 	snprintf(out, cap, "%s, %02u %s %04d %02u:%02u:%02u GMT", wday_short[wd], d, month[m - 1],
-		 (int)y, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
+		 (int)y, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60),
+		 (unsigned)(secs % 60));
 	return SERVE_HTTP_DATE_LEN;
 }
 
@@ -277,8 +278,7 @@ static bool entity_tag(const char **p, const char *end, const char **tag, size_t
 }
 
 /* Compare @value's list against @etag; @strong: the strong comparison. 1, 0 or -EINVAL. */
-static int match_list(const char *value, size_t len, const char *etag, size_t etag_len,
-		      bool strong)
+static int match_list(const char *value, size_t len, const char *etag, size_t etag_len, bool strong)
 {
 	const char *p = value, *end = value + len, *mine, *e = etag, *tag;
 	size_t mine_len, tag_len;
@@ -367,8 +367,8 @@ int serve_range_parse(const char *value, size_t len, uint64_t size, struct serve
 	trim(&value, &len);
 	p = value;
 	end = value + len;
-	if (len < 6 || (p[0] | 0x20) != 'b' || (p[1] | 0x20) != 'y' ||
-	    (p[2] | 0x20) != 't' || (p[3] | 0x20) != 'e' || (p[4] | 0x20) != 's' || p[5] != '=')
+	if (len < 6 || (p[0] | 0x20) != 'b' || (p[1] | 0x20) != 'y' || (p[2] | 0x20) != 't' ||
+	    (p[3] | 0x20) != 'e' || (p[4] | 0x20) != 's' || p[5] != '=')
 		return SERVE_RANGE_IGNORE;
 	p += 6;
 	while (p < end) {
@@ -417,8 +417,8 @@ int serve_range_parse(const char *value, size_t len, uint64_t size, struct serve
 	return SERVE_RANGE_OK;
 }
 
-int serve_if_range(const char *value, size_t len, const char *etag, size_t etag_len,
-		   int64_t mtime, int64_t now)
+int serve_if_range(const char *value, size_t len, const char *etag, size_t etag_len, int64_t mtime,
+		   int64_t now)
 {
 	int64_t t;
 
@@ -431,8 +431,7 @@ int serve_if_range(const char *value, size_t len, const char *etag, size_t etag_
 		bool weak;
 
 		/* One entity-tag, not a list. */
-		if (!entity_tag(&p, value + len, &tag, &tag_len, &weak) || p != value + len ||
-		    weak)
+		if (!entity_tag(&p, value + len, &tag, &tag_len, &weak) || p != value + len || weak)
 			return 0;
 		return match_list(value, len, etag, etag_len, true) == 1;
 	}

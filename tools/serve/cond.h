@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* serve_etag()'s longest output: "\"" 16 "-" 16 "-" 16 "\"", without the NUL. */
-#define SERVE_ETAG_MAX 53
+#define SERVE_ETAG_MAX 52
 /* An IMF-fixdate's length ("Sun, 06 Nov 1994 08:49:37 GMT"), without the NUL. */
 #define SERVE_HTTP_DATE_LEN 29
 /* serve_content_range()'s longest output: "bytes " 20 "-" 20 "/" 20, without the NUL. */
@@ -89,8 +89,8 @@ struct serve_range {
 
 /* serve_range_parse()'s answers. */
 enum serve_range_result {
-	SERVE_RANGE_IGNORE = 0,	       /* answer 200 with the whole file */
-	SERVE_RANGE_OK = 1,	       /* answer 206 with *r */
+	SERVE_RANGE_IGNORE = 0,        /* answer 200 with the whole file */
+	SERVE_RANGE_OK = 1,            /* answer 206 with *r */
 	SERVE_RANGE_UNSATISFIABLE = 2, /* answer 416 with "Content-Range: bytes * /size" */
 };
 
@@ -120,8 +120,8 @@ int serve_range_parse(const char *value, size_t len, uint64_t size, struct serve
  * 8.8.2.2). Returns 1 when the range applies, 0 when the whole file is to be sent (no match,
  * or a malformed value).
  */
-int serve_if_range(const char *value, size_t len, const char *etag, size_t etag_len,
-		   int64_t mtime, int64_t now);
+int serve_if_range(const char *value, size_t len, const char *etag, size_t etag_len, int64_t mtime,
+		   int64_t now);
 
 /*
  * serve_content_range - the Content-Range value: "bytes <start>-<end>/<size>" for @r, or

@@ -58,8 +58,8 @@ static const struct mime_builtin builtin[] = {
 
 struct mime_entry {
 	char ext[SERVE_MIME_EXT_MAX]; /* lower case */
-	const char *type;	      /* into one of the table's strings */
-	unsigned order;		      /* place in the file: the first of duplicates wins */
+	const char *type;             /* into one of the table's strings */
+	unsigned order;               /* place in the file: the first of duplicates wins */
 };
 
 struct mime_table {

@@ -28,7 +28,7 @@
  *
  * The extension is what follows the component's last '.', compared case-insensitively; a
  * name without one, or whose only '.' is its first byte (".profile"), has none. The built-in
- * table is asked first, then the table serve_mime_load() loaded. Text types (text/ anything,
+ * table is asked first, then the table serve_mime_load() loaded. Text types (text/<any>,
  * application/json, application/javascript, image/svg+xml) carry "; charset=utf-8".
  *
  * Returns a NUL-terminated string that lives until the next serve_mime_load() or

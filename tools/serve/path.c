@@ -60,7 +60,8 @@ int serve_path_decode(const char *target, size_t len, char *out, size_t cap, siz
 			if (c == '%') {
 				int hi, lo;
 
-				if (end - i < 3 || (hi = hexval((unsigned char)target[i + 1])) < 0 ||
+				if (end - i < 3 ||
+				    (hi = hexval((unsigned char)target[i + 1])) < 0 ||
 				    (lo = hexval((unsigned char)target[i + 2])) < 0)
 					return -EINVAL;
 				c = (unsigned char)(hi << 4 | lo);
@@ -131,12 +132,24 @@ size_t serve_html_escape(const char *in, size_t len, char *out, size_t cap)
 		const char *s;
 
 		switch (c) {
-		case '&': s = "&amp;"; break;
-		case '<': s = "&lt;"; break;
-		case '>': s = "&gt;"; break;
-		case '"': s = "&quot;"; break;
-		case '\'': s = "&#39;"; break;
-		default: s = c < 0x20 || c == 0x7f ? "&#xFFFD;" : NULL; break;
+		case '&':
+			s = "&amp;";
+			break;
+		case '<':
+			s = "&lt;";
+			break;
+		case '>':
+			s = "&gt;";
+			break;
+		case '"':
+			s = "&quot;";
+			break;
+		case '\'':
+			s = "&#39;";
+			break;
+		default:
+			s = c < 0x20 || c == 0x7f ? "&#xFFFD;" : NULL;
+			break;
 		}
 		if (s)
 			emit(out, cap, &o, &need, &full, s, strlen(s));
