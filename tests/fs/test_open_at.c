@@ -342,13 +342,18 @@ static void body_sqes(void)
 	gt_check_int_equal(open_read(dfd, "in_link", RESOLVE_BENEATH, "BB", 2), 0);
 	for (int ro = 0; ro < 2; ro++) {
 		int want = ro ? 1 : direct;
+		/* The direct attempt is the kernel's RCU-walk, which gives up (and
+		 * the ring then answers) whenever a rename or a cold dentry on
+		 * the way interferes: under a loaded machine (CI), even for these.
+		 * So without ring_only at most one SQE; the answer is the same. */
+		int lo = ro ? 1 : 0;
 
 		o.ring_only = ns.ring_only = ro;
-		gt_check_int_equal(sqes_of(dfd, "sub/b.txt", &o, 0), want);
-		gt_check_int_equal(sqes_of(dfd, "in_link", &o, 0), want);
-		gt_check_int_equal(sqes_of(dfd, "/etc/hostname", &o, -EXDEV), want);
-		gt_check_int_equal(sqes_of(dfd, "etc_link", &o, -EXDEV), want);
-		gt_check_int_equal(sqes_of(dfd, "in_link", &ns, -ELOOP), want);
+		gt_check_in_range(sqes_of(dfd, "sub/b.txt", &o, 0), lo, want);
+		gt_check_in_range(sqes_of(dfd, "in_link", &o, 0), lo, want);
+		gt_check_in_range(sqes_of(dfd, "/etc/hostname", &o, -EXDEV), lo, want);
+		gt_check_in_range(sqes_of(dfd, "etc_link", &o, -EXDEV), lo, want);
+		gt_check_in_range(sqes_of(dfd, "in_link", &ns, -ELOOP), lo, want);
 		gt_check_int_equal(sqes_of(dfd, "out_link", &o, -EXDEV), 1);
 		gt_check_int_equal(sqes_of(dfd, "../outside/x", &o, -EXDEV), 1);
 	}
