@@ -16,7 +16,7 @@ JOBS       ?= $(shell nproc)
 ARGS       ?=
 CLANG_FORMAT ?= clang-format
 # The files tools/check format checks (its format_files()): C only, no .S, no C++.
-FORMAT_DIRS  = libgiong-*/src libgiong-*/include private tests tools
+FORMAT_DIRS = libgiong-*/src libgiong-*/include private tests tools $(wildcard libgiong-*/*/src libgiong-*/*/include)
 
 MAKEFLAGS += --no-print-directory
 

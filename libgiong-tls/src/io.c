@@ -168,6 +168,19 @@ static void write_unlock(struct giong_tls_stream *s)
 		giong_waitq_wake_one(&s->write_q, 0);
 }
 
+void giong__tls_take_out(struct giong_tls_stream *s)
+{
+	unsigned char *p = s->out;
+	size_t cap = s->out_cap;
+
+	s->out = s->flying;
+	s->out_cap = s->flying_cap;
+	s->flying = p;
+	s->flying_cap = cap;
+	s->flying_len = s->out_len;
+	s->out_len = 0;
+}
+
 /* Send what the library pushed, in order. Write lock held. A failure part
  * way leaves an unknown prefix of a record sent: the stream is broken. */
 static int flush_locked(struct giong_tls_stream *s)
@@ -177,19 +190,9 @@ static int flush_locked(struct giong_tls_stream *s)
 		return -EPIPE;
 	}
 	while (s->out_len) {
-		unsigned char *p = s->out;
-		size_t cap = s->out_cap;
 		ssize_t r;
 
-		/* Swap so that what the library pushes meanwhile (a reader's
-		 * KeyUpdate answer) queues behind without touching the bytes
-		 * lent to lower. */
-		s->out = s->flying;
-		s->out_cap = s->flying_cap;
-		s->flying = p;
-		s->flying_cap = cap;
-		s->flying_len = s->out_len;
-		s->out_len = 0;
+		giong__tls_take_out(s);
 		r = giong_stream_write_all(s->base.lower, s->flying, s->flying_len);
 		if (s->closed)
 			return -EBADF;

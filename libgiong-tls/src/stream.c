@@ -374,16 +374,9 @@ out:
  * The write lock is held (s->writing) until then. */
 static int start_batch(struct giong_tls_stream *s)
 {
-	unsigned char *p = s->out;
-	size_t cap = s->out_cap;
 	int r;
 
-	s->out = s->flying;
-	s->out_cap = s->flying_cap;
-	s->flying = p;
-	s->flying_cap = cap;
-	s->flying_len = s->out_len;
-	s->out_len = 0;
+	giong__tls_take_out(s);
 	s->flying_iov.iov_base = s->flying;
 	s->flying_iov.iov_len = s->flying_len;
 	s->lower_send.done = send_done;

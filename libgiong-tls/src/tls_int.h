@@ -150,6 +150,10 @@ int giong__tls_flush(struct giong_tls_stream *s);
 int giong__tls_write_lock(struct giong_tls_stream *s);
 void giong__tls_write_unlock(struct giong_tls_stream *s);
 int giong__tls_flush_locked(struct giong_tls_stream *s);
+/* What the library pushed becomes the batch lent to lower (s->flying), and
+ * s->out the other buffer: what it pushes meanwhile (a reader's KeyUpdate
+ * answer) queues behind without touching the bytes lent. Write lock held. */
+void giong__tls_take_out(struct giong_tls_stream *s);
 /* Join the dry-pool list while a pool buffer is held between calls. */
 void giong__tls_held_settle(struct giong_tls_stream *s);
 void giong__tls_held_release(struct giong_tls_stream *s);

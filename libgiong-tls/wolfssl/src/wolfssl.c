@@ -263,7 +263,6 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 	return rc;
 }
 
-
 /* Debian's wolfSSL_CTX_check_private_key() compares key types only: an ECDSA
  * key of another certificate passes it. A signature made with the key and
  * checked with the certificate's public key cannot be fooled (one signature
@@ -283,7 +282,8 @@ static bool key_matches(WOLFSSL_CTX *ctx)
 	    wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
 		wolfSSL_EVP_MD_CTX_free(m);
 		m = wolfSSL_EVP_MD_CTX_new();
-		ok = m && wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
+		ok = m &&
+		     wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
 		     wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
 		     wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1;
 	}
