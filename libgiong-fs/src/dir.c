@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,9 +33,22 @@ struct giong_dir {
 	_Alignas(8) char buf[DIR_BUF];
 };
 
+/* A directory reading @fd into *@ret; -ENOMEM leaves @fd to the caller. */
+static int dir_wrap(int fd, struct giong_dir **ret)
+{
+	struct giong_dir *d = malloc(sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->fd = fd;
+	d->pos = d->end = 0;
+	d->eof = false;
+	*ret = d;
+	return 0;
+}
+
 int giong_dir_open(const char *path, struct giong_dir **ret)
 {
-	struct giong_dir *d;
 	int fd;
 
 	if (ret)
@@ -44,16 +58,39 @@ int giong_dir_open(const char *path, struct giong_dir **ret)
 	fd = giong__fs_openat(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, false);
 	if (fd < 0)
 		return fd;
-	d = malloc(sizeof(*d));
-	if (!d) {
+	if (dir_wrap(fd, ret) != 0) {
 		giong__fs_close_fd(fd);
 		return -ENOMEM;
 	}
-	d->fd = fd;
-	d->pos = d->end = 0;
-	d->eof = false;
-	*ret = d;
 	return 0;
+}
+
+int giong_dir_from_fd(int fd, struct giong_dir **ret)
+{
+	struct stat st;
+
+	if (ret)
+		*ret = NULL;
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	/* fstat(2) reads the in-memory inode: it tells a directory at no I/O
+	 * cost, where getdents64 would only fail at the first giong_dir_next(). */
+	if (fstat(fd, &st) != 0)
+		return -errno; /* -EBADF: nothing to close */
+	if (!S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -ENOTDIR;
+	}
+	if (dir_wrap(fd, ret) != 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int giong_dir_fd(const struct giong_dir *d)
+{
+	return d ? d->fd : -EINVAL;
 }
 
 int giong_dir_next(struct giong_dir *d, struct giong_dirent *ent)

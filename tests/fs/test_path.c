@@ -4,6 +4,8 @@
  * lstat against stat(2)/lstat(2), hard and symbolic links, and reading a
  * directory.
  */
+#include <linux/openat2.h>
+
 #include "fs_test.h"
 
 static void same_stat(const struct giong_stat *g, const struct stat *s)
@@ -177,6 +179,39 @@ static void body_dir(void)
 	gt_check_int_equal(giong_dir_open(fs_path("many/entry-with-a-longish-name-00001"), &d),
 			   -ENOTDIR);
 	gt_check_int_equal(giong_dir_open(NULL, &d), -EINVAL);
+
+	/* from a descriptor: giong_file_open_at() under RESOLVE_BENEATH, then handed over */
+	{
+		struct giong_open_options o = {.read = true, .custom_flags = O_DIRECTORY,
+					       .resolve = RESOLVE_BENEATH};
+		struct giong_file *f;
+		int root = open(fs_scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+
+		if (!gt_check_true(root >= 0) ||
+		    !gt_check_int_equal(giong_file_open_at(root, "many", &o, &f), 0))
+			return;
+		fd = giong_file_into_fd(f);
+		if (!gt_check_int_equal(giong_dir_from_fd(fd, &d), 0))
+			return;
+		gt_check_int_equal(giong_dir_fd(d), fd);
+		n = 0;
+		while ((r = giong_dir_next(d, &e)) == 1)
+			n++;
+		gt_check_int_equal(r, 0);
+		gt_check_int_equal(n, N + 1); /* the entries and "subdir" */
+		gt_check_int_equal(giong_dir_close(d), 0);
+		gt_check_int_equal(fcntl(fd, F_GETFD), -1); /* closed with it */
+
+		fd = openat(root, "many/entry-with-a-longish-name-00001", O_RDONLY | O_CLOEXEC);
+		gt_check_true(fd >= 0);
+		gt_check_int_equal(giong_dir_from_fd(fd, &d), -ENOTDIR);
+		gt_check_null(d);
+		gt_check_int_equal(fcntl(fd, F_GETFD), -1); /* closed: it was given */
+		gt_check_int_equal(giong_dir_from_fd(-1, &d), -EINVAL);
+		gt_check_int_equal(giong_dir_from_fd(root, NULL), -EINVAL);
+		gt_check_int_equal(giong_dir_fd(NULL), -EINVAL);
+		close(root);
+	}
 }
 
 static void test_read_dir(void **state)

@@ -39,6 +39,22 @@ struct giong_dirent {
 GIONG_API int giong_dir_open(const char *path, struct giong_dir **ret);
 
 /*
+ * giong_dir_from_fd() - read the directory open on @fd (takes ownership: it
+ * is closed by giong_dir_close(), or at once when this fails): for one opened
+ * with giong_file_open_at() and O_DIRECTORY under RESOLVE_BENEATH, say, and
+ * handed over with giong_file_into_fd(). Entries are read from the
+ * descriptor's current position (the start, for a fresh one).
+ * Returns 0 and an owned directory in *@ret; -EINVAL (a negative @fd, NULL
+ * @ret: @fd is then left alone), -ENOTDIR (@fd is not a directory: closed),
+ * -EBADF, -ENOMEM (closed). Does not suspend (the close on failure is direct).
+ */
+GIONG_API int giong_dir_from_fd(int fd, struct giong_dir **ret);
+
+/* giong_dir_fd() - the descriptor of @d (borrowed: valid until @d is closed),
+ * for fstatat(2) of its entries; -EINVAL for NULL. Does not suspend. */
+GIONG_API int giong_dir_fd(const struct giong_dir *d);
+
+/*
  * giong_dir_next() - the next entry of @d into *@ent (caller storage).
  * Returns 1 and an entry, 0 at the end (and on every later call), or -errno
  * (-EINVAL for NULL). Entries come in the filesystem's order; "." and ".."
