@@ -1,5 +1,5 @@
 # Thin wrapper around CMake/CTest/CPack. All the logic lives in CMakeLists.txt.
-#   make run       install deps, build build/ (Release), run the main program (ARGS=...)
+#   make run       install deps, build build/ (Release), run giong-serve on docs/ (ARGS=...)
 #   make test      install deps, build build/, run every test (ctest)
 #   make asan      the same in build-asan/ with ASan+UBSan (Debug)
 #   make tsan      the same in build-tsan/ with TSan (Debug)
@@ -34,10 +34,11 @@ build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
-	@if [ -x $(BUILD)/bin/http ]; then \
-		exec $(BUILD)/bin/http $(ARGS); \
+	@if [ -x $(BUILD)/bin/serve ]; then \
+		echo "giong-serve: docs/ on http://127.0.0.1:8080/ and https://127.0.0.1:8443/ (self-signed: curl -k, or accept it in the browser)"; \
+		exec $(BUILD)/bin/serve docs --self-signed $(ARGS); \
 	else \
-		echo "$(BUILD)/bin/http is not built yet; programs in $(BUILD)/bin:"; \
+		echo "$(BUILD)/bin/serve is not built yet; programs in $(BUILD)/bin:"; \
 		ls -1 $(BUILD)/bin 2>/dev/null || echo "  (none)"; \
 	fi
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# activation.sh SERVE_BIN - giong-serve under socket activation: systemd-socket-activate
+# (what systemd does for a .socket unit) listens on two ports and hands both in as
+# LISTEN_FDS with the names "http" and "https"; giong-serve must serve HTTP on the first and
+# HTTPS (--self-signed) on the second, ignore --port, and stop cleanly on SIGTERM. Fails
+# when systemd-socket-activate (Debian's systemd package) or curl is missing: both are
+# installed by tools/install-deps. Every wait is bounded; processes are stopped by PID.
+set -u
+bin=$1
+for c in curl systemd-socket-activate; do
+	command -v $c >/dev/null || { echo "FAIL: $c is not installed (tools/install-deps)"; exit 1; }
+done
+work=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	cat "$work/server.err"
+	exit 1
+}
+echo activated >"$work/hello.txt"
+base=$((30000 + $$ % 20000))
+for try in 1 2 3 4 5; do
+	p1=$((base + try * 2)) p2=$((base + try * 2 + 1))
+	# systemd-socket-activate starts the server at the first connection: curl below.
+	timeout 60 systemd-socket-activate -l 127.0.0.1:$p1 -l 127.0.0.1:$p2 --fdname=http:https \
+		"$bin" "$work" --self-signed --workers 2 --port 1 >"$work/server.err" 2>&1 &
+	pid=$!
+	for _ in $(seq 30); do
+		grep -q "Listening on 127.0.0.1:$p2" "$work/server.err" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "Listening on 127.0.0.1:$p2" "$work/server.err" && break
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	pid=
+done
+[ -n "$pid" ] || fail "systemd-socket-activate could not listen"
+got=$(curl -sS --max-time 10 "http://127.0.0.1:$p1/hello.txt") || fail "HTTP on the first socket"
+[ "$got" = activated ] || fail "HTTP answered '$got'"
+grep -q "HTTP and HTTPS listeners from systemd" "$work/server.err" ||
+	fail "the server did not say it took both sockets"
+got=$(curl -sS -k --max-time 10 "https://127.0.0.1:$p2/hello.txt") || fail "HTTPS on the second"
+[ "$got" = activated ] || fail "HTTPS answered '$got'"
+kill -TERM "$pid"
+for _ in $(seq 50); do
+	grep -q "giong-serve: stopped" "$work/server.err" && break
+	sleep 0.1
+done
+grep -q "giong-serve: stopped" "$work/server.err" || fail "no clean stop on SIGTERM"
+echo "ok: HTTP and HTTPS on the sockets handed in (ports $p1, $p2), clean stop"
