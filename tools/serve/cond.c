@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cond.c - giong-serve: ETag and Last-Modified, If-None-Match, If-Modified-Since, Range and
- * If-Range, as pure functions over field values.
+ * cond.c - giong-serve: ETag and Last-Modified, If-None-Match, If-Modified-Since, Range,
+ * If-Range and Accept-Encoding, as pure functions over field values.
  */
 #include "cond.h"
 
@@ -454,4 +454,125 @@ int serve_content_range(char *out, size_t cap, const struct serve_range *r, uint
 		return -ENOSPC;
 	memcpy(out, tmp, (size_t)n + 1);
 	return n;
+}
+
+/* RFC 9110 5.6.2: tchar, what a token (a coding's name) is made of. */
+static bool tchar(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c + ('a' - 'A')) : c;
+}
+
+/* Are @a (@an bytes) and @b (@bn bytes) the same name, ignoring ASCII case? */
+static bool same_name(const char *a, size_t an, const char *b, size_t bn)
+{
+	if (an != bn)
+		return false;
+	for (size_t i = 0; i < an; i++)
+		if (lower(a[i]) != lower(b[i]))
+			return false;
+	return true;
+}
+
+/* The two names RFC 9110 8.4.1 keeps as aliases, "x-gzip" and "x-compress", without "x-". */
+static void coding_alias(const char **s, size_t *n)
+{
+	if (same_name(*s, *n, "x-gzip", 6) || same_name(*s, *n, "x-compress", 10)) {
+		*s += 2;
+		*n -= 2;
+	}
+}
+
+/*
+ * A qvalue (RFC 9110 12.4.2) at *@p, before @end: "0" ["." 0*3DIGIT] or "1" ["." 0*3"0"].
+ * Advances *@p past it; returns 1 when it is above 0, 0 when it is 0, -1 when malformed. A
+ * fourth decimal is left for the caller, to whom it is a byte where a comma belongs.
+ */
+static int qvalue(const char **p, const char *end)
+{
+	const char *s = *p;
+	bool one, above = false;
+
+	if (s == end || (*s != '0' && *s != '1'))
+		return -1;
+	one = *s++ == '1';
+	if (s < end && *s == '.') {
+		s++;
+		for (int i = 0; i < 3 && s < end && *s >= '0' && *s <= '9'; i++, s++) {
+			if (*s == '0')
+				continue;
+			if (one) /* 1.001 and over */
+				return -1;
+			above = true;
+		}
+	}
+	*p = s;
+	return one || above;
+}
+
+int serve_accept_encoding(const char *value, size_t len, const char *coding)
+{
+	const char *p, *end, *want = coding;
+	size_t want_len;
+	/* What the entries for @coding and for "*" said: -1 nothing yet, 0 refused, 1 accepted. */
+	int mine = -1, star = -1, identity;
+
+	if (!coding || !*coding)
+		return 0;
+	want_len = strlen(coding);
+	coding_alias(&want, &want_len);
+	/* What a value we cannot use, or that lists neither @coding nor "*", leaves. */
+	identity = same_name(want, want_len, "identity", 8);
+	if (!value)
+		return identity;
+	p = value;
+	end = value + len;
+	while (p < end) {
+		const char *name;
+		size_t n;
+		int q = 1;
+
+		while (p < end && (ows(*p) || *p == ','))
+			p++;
+		if (p == end)
+			break;
+		for (name = p; p < end && tchar(*p); p++)
+			;
+		n = (size_t)(p - name);
+		if (!n)
+			return identity;
+		while (p < end && ows(*p))
+			p++;
+		if (p < end && *p == ';') {
+			p++;
+			while (p < end && ows(*p))
+				p++;
+			if (end - p < 2 || lower(p[0]) != 'q' || p[1] != '=')
+				return identity;
+			p += 2;
+			q = qvalue(&p, end);
+			if (q < 0)
+				return identity;
+			while (p < end && ows(*p))
+				p++;
+		}
+		if (p < end && *p != ',')
+			return identity;
+		coding_alias(&name, &n);
+		/* Listed twice: a refusal wins (the header says why). */
+		if (n == 1 && name[0] == '*')
+			star = star == 0 ? 0 : q;
+		else if (same_name(name, n, want, want_len))
+			mine = mine == 0 ? 0 : q;
+	}
+	if (mine >= 0)
+		return mine;
+	if (star >= 0)
+		return star;
+	return identity;
 }
