@@ -11,9 +11,18 @@
  * Range value against a file size drawn from the value's first 8 bytes (or a small size): a
  * satisfiable answer must have start <= end < size, and the escapes must stay in bounds.
  * Mode 2: HTTP-dates, If-None-Match and If-Range: an accepted date formats back to a date
- * that parses to the same instant. A broken promise traps; ASan and UBSan catch the rest.
+ * that parses to the same instant. Mode 3 (parameter unused): an Accept-Encoding value
+ * against "gzip", "br" and "identity": each answer is 0 or 1, and the same when bytes that
+ * would change it follow the value in a larger buffer; appending ",gzip;q=0" (or
+ * ",x-gzip;q=0", or putting "gzip;q=0," first) makes gzip unacceptable whatever the value
+ * (a malformed one stays malformed) and leaves br and identity as they were, ",br;q=0"
+ * likewise; appending ",identity;q=0" refuses identity exactly when the value is
+ * well-formed, and a malformed value accepts identity and nothing else; upper-casing the
+ * value or padding it with spaces and tabs changes no answer. A broken promise traps; ASan
+ * and UBSan catch the rest.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +172,74 @@ static void fuzz_dates(const uint8_t *d, size_t n, unsigned param)
 	check(r == 0 || r == 1);
 }
 
+/* serve_accept_encoding()'s answer, which must be 0 or 1. */
+static int accepts(const char *v, size_t n, const char *coding)
+{
+	int r = serve_accept_encoding(v, n, coding);
+
+	check(r == 0 || r == 1);
+	return r;
+}
+
+/* The three answers for the value @v (@n bytes), in the order of codings[] below. */
+static void answers(const char *v, size_t n, int r[3])
+{
+	r[0] = accepts(v, n, "gzip");
+	r[1] = accepts(v, n, "br");
+	r[2] = accepts(v, n, "identity");
+}
+
+static void fuzz_accept_encoding(const uint8_t *d, size_t n, unsigned param)
+{
+	/* What a read past the value would see: every coding accepted. */
+	static const char past[] = ",gzip,br,*,identity";
+	const char *v = (const char *)d;
+	char *big = malloc(n + 32);
+	int r[3], a[3];
+	bool valid;
+
+	(void)param;
+	answers(v, n, r);
+	memcpy(big, v, n);
+	memcpy(big + n, past, sizeof(past) - 1);
+	answers(big, n, a);
+	check(!memcmp(a, r, sizeof(r)));
+
+	/* A refusal appended (the value's last element, if any, ends at the comma). */
+	memcpy(big + n, ",gzip;q=0", 9);
+	answers(big, n + 9, a);
+	check(a[0] == 0 && a[1] == r[1] && a[2] == r[2]);
+	memcpy(big + n, ",x-gzip;q=0", 11);
+	answers(big, n + 11, a);
+	check(a[0] == 0 && a[1] == r[1] && a[2] == r[2]);
+	memcpy(big + n, ",br;q=0", 7);
+	answers(big, n + 7, a);
+	check(a[0] == r[0] && a[1] == 0 && a[2] == r[2]);
+	/* ... or put first: a refusal wins over any acceptance of the same coding. */
+	memcpy(big, "gzip;q=0,", 9);
+	memcpy(big + 9, v, n);
+	answers(big, n + 9, a);
+	check(a[0] == 0 && a[1] == r[1] && a[2] == r[2]);
+	/* ",identity;q=0" refuses identity exactly when the value is well-formed: a malformed
+	 * one accepts identity and nothing else. */
+	memcpy(big, v, n);
+	memcpy(big + n, ",identity;q=0", 13);
+	valid = accepts(big, n + 13, "identity") == 0;
+	check(valid || (r[0] == 0 && r[1] == 0 && r[2] == 1));
+
+	/* Case and padding are not meaning. */
+	big[0] = ' ';
+	big[1] = '\t';
+	for (size_t i = 0; i < n; i++)
+		big[2 + i] = v[i] >= 'a' && v[i] <= 'z' ? (char)(v[i] - ('a' - 'A')) : v[i];
+	big[2 + n] = ' ';
+	answers(big + 2, n, a);
+	check(!memcmp(a, r, sizeof(r)));
+	answers(big, n + 3, a);
+	check(!memcmp(a, r, sizeof(r)));
+	free(big);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *copy;
@@ -172,15 +249,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The value in a buffer of its exact size: a read past it is ASan's. */
 	copy = malloc(size - 2 ? size - 2 : 1);
 	memcpy(copy, data + 2, size - 2);
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		fuzz_path(copy, size - 2, data[1]);
 		break;
 	case 1:
 		fuzz_range(copy, size - 2, data[1]);
 		break;
-	default:
+	case 2:
 		fuzz_dates(copy, size - 2, data[1]);
+		break;
+	default:
+		fuzz_accept_encoding(copy, size - 2, data[1]);
 		break;
 	}
 	free(copy);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* test_cond.c - giong-serve's validators and conditional requests: ETag and IMF-fixdate
  * formatting, the three HTTP-date forms (round trips against gmtime_r, leap years, fields
- * out of range, garbage), If-None-Match lists, If-Modified-Since, If-Range, and Range at
- * its edges (first and last byte, suffixes, past the end, overflow, empty files). */
+ * out of range, garbage), If-None-Match lists, If-Modified-Since, If-Range, Range at its
+ * edges (first and last byte, suffixes, past the end, overflow, empty files), and
+ * Accept-Encoding (weights, "*", aliases, malformed values, every cut of a valid one). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -495,6 +496,238 @@ static void test_if_range(void **state)
 	assert_int_equal(serve_if_range(NULL, 0, ETAG, strlen(ETAG), RFC_EXAMPLE, NOW2026), 0);
 }
 
+/* @n bytes of @v through serve_accept_encoding() from a heap copy of exactly @n bytes, so
+ * that ASan sees a read past the value. */
+static int ae_n(const char *v, size_t n, const char *coding)
+{
+	char *copy = malloc(n ? n : 1);
+	int r;
+
+	assert_non_null(copy);
+	memcpy(copy, v, n);
+	r = serve_accept_encoding(copy, n, coding);
+	free(copy);
+	assert_true(r == 0 || r == 1);
+	return r;
+}
+
+static int ae(const char *v, const char *coding)
+{
+	return ae_n(v, strlen(v), coding);
+}
+
+static void test_accept_encoding(void **state)
+{
+	(void)state;
+	/* A plain list. */
+	assert_int_equal(ae("gzip, deflate, br", "gzip"), 1);
+	assert_int_equal(ae("gzip, deflate, br", "br"), 1);
+	assert_int_equal(ae("gzip, deflate, br", "deflate"), 1);
+	assert_int_equal(ae("gzip, deflate, br", "zstd"), 0);
+	assert_int_equal(ae("gzip", "br"), 0);
+	assert_int_equal(ae("br", "gzip"), 0);
+	/* Names without regard to case, the parameter's name too. */
+	assert_int_equal(ae("GZIP", "gzip"), 1);
+	assert_int_equal(ae("Br", "br"), 1);
+	assert_int_equal(ae("gzip", "GZip"), 1);
+	assert_int_equal(ae("gzip;Q=0", "gzip"), 0);
+	assert_int_equal(ae("gzip;Q=0.5", "gzip"), 1);
+	/* Spaces and tabs around the value, commas and semicolons; none around "=". */
+	assert_int_equal(ae("  gzip  ", "gzip"), 1);
+	assert_int_equal(ae("\tbr\t,\tgzip\t", "gzip"), 1);
+	assert_int_equal(ae("gzip ; q=0.5", "gzip"), 1);
+	assert_int_equal(ae("gzip;\t q=0 , br", "gzip"), 0);
+	assert_int_equal(ae("gzip;\t q=0 , br", "br"), 1);
+	assert_int_equal(ae("gzip;q=0.5 ,br", "br"), 1);
+	assert_int_equal(ae("gzip;q =0.5", "gzip"), 0);
+	assert_int_equal(ae("gzip;q= 0.5", "gzip"), 0);
+	assert_int_equal(ae("gzip; q = 1", "gzip"), 0);
+	assert_int_equal(ae("gzip br", "gzip"), 0); /* no comma between them */
+	/* q=0 refuses; any weight above it accepts. */
+	assert_int_equal(ae("gzip;q=0", "gzip"), 0);
+	assert_int_equal(ae("gzip;q=0.", "gzip"), 0);
+	assert_int_equal(ae("gzip;q=0.000", "gzip"), 0);
+	assert_int_equal(ae("br, gzip;q=0", "gzip"), 0);
+	assert_int_equal(ae("br, gzip;q=0", "br"), 1);
+	assert_int_equal(ae("gzip;q=0.001", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=0.01", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=0.5", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=0.999", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=0.909", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=0.009", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=1", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=1.", "gzip"), 1);
+	assert_int_equal(ae("gzip;q=1.000", "gzip"), 1);
+	/* "*": every coding not listed; an entry of the coding's own overrides it. */
+	assert_int_equal(ae("*", "gzip"), 1);
+	assert_int_equal(ae("*", "br"), 1);
+	assert_int_equal(ae("*;q=0.1", "br"), 1);
+	assert_int_equal(ae("*;q=0", "gzip"), 0);
+	assert_int_equal(ae("*, gzip;q=0", "gzip"), 0);
+	assert_int_equal(ae("*, gzip;q=0", "br"), 1);
+	assert_int_equal(ae("gzip;q=0, *", "gzip"), 0); /* order does not matter */
+	assert_int_equal(ae("*;q=0, gzip", "gzip"), 1);
+	assert_int_equal(ae("*;q=0, gzip", "br"), 0);
+	assert_int_equal(ae("gzip;q=0.001, *;q=0", "gzip"), 1);
+	/* x-gzip is gzip (and x-compress compress), on either side; no other "x-" is. */
+	assert_int_equal(ae("x-gzip", "gzip"), 1);
+	assert_int_equal(ae("X-GZip;q=0.5", "gzip"), 1);
+	assert_int_equal(ae("x-gzip;q=0, *", "gzip"), 0);
+	assert_int_equal(ae("x-gzip", "br"), 0);
+	assert_int_equal(ae("gzip", "x-gzip"), 1);
+	assert_int_equal(ae("x-compress", "compress"), 1);
+	assert_int_equal(ae("x-br", "br"), 0);
+	assert_int_equal(ae("x-gzipx", "gzip"), 0);
+	/* Listed twice: a refusal wins, whichever comes first. */
+	assert_int_equal(ae("gzip, gzip;q=0", "gzip"), 0);
+	assert_int_equal(ae("gzip;q=0, gzip;q=1", "gzip"), 0);
+	assert_int_equal(ae("gzip, x-gzip;q=0", "gzip"), 0);
+	assert_int_equal(ae("*, *;q=0", "br"), 0);
+	assert_int_equal(ae("br;q=0.5, br", "br"), 1);
+	/* A coding that is a prefix of another, or has one: different names. */
+	assert_int_equal(ae("gz", "gzip"), 0);
+	assert_int_equal(ae("gzipx", "gzip"), 0);
+	assert_int_equal(ae("gzip-x, gzip2", "gzip"), 0);
+	assert_int_equal(ae("gzip", "gz"), 0);
+	assert_int_equal(ae("b, brotli", "br"), 0);
+	assert_int_equal(ae("gz, gzip", "gzip"), 1);
+	/* Empty elements. */
+	assert_int_equal(ae(",gzip", "gzip"), 1);
+	assert_int_equal(ae("gzip,", "gzip"), 1);
+	assert_int_equal(ae(" , ,gzip , ,", "gzip"), 1);
+	assert_int_equal(ae("br,,gzip;q=0.5", "gzip"), 1);
+	assert_int_equal(ae(" , , ", "gzip"), 0);
+	assert_int_equal(ae(",", "br"), 0);
+	/* An empty value: nothing but identity. */
+	assert_int_equal(ae("", "gzip"), 0);
+	assert_int_equal(ae("", "br"), 0);
+	assert_int_equal(ae("   ", "gzip"), 0);
+	/* NULLs and an empty coding. */
+	assert_int_equal(serve_accept_encoding(NULL, 0, "gzip"), 0);
+	assert_int_equal(serve_accept_encoding(NULL, 4, "gzip"), 0);
+	assert_int_equal(serve_accept_encoding("gzip", 4, NULL), 0);
+	assert_int_equal(serve_accept_encoding("*", 1, ""), 0);
+	/* @len bounds the value. */
+	assert_int_equal(serve_accept_encoding("br, gzip", 2, "gzip"), 0);
+	assert_int_equal(serve_accept_encoding("gzip;q=0", 4, "gzip"), 1);
+	assert_int_equal(serve_accept_encoding("gzip", 2, "gzip"), 0);
+	assert_int_equal(serve_accept_encoding("gzip;q=0.5", 9, "gzip"), 0); /* "q=0." */
+}
+
+static void test_accept_encoding_bad(void **state)
+{
+	static const char *bad[] = {
+		"gzip;q=2",
+		"gzip;q=0.1234",
+		"gzip;q=abc",
+		"gzip;q=",
+		"gzip;q",
+		"gzip;",
+		"gzip; ",
+		"gzip;=1",
+		"gzip;q=1.001",
+		"gzip;q=1.5",
+		"gzip;q=1.010",
+		"gzip;q=1.0000",
+		"gzip;q=.5",
+		"gzip;q=-0.5",
+		"gzip;q=+1",
+		"gzip;q=01",
+		"gzip;q=0.5x",
+		"gzip;q=0,5",
+		"gzip;q=\"1\"",
+		"gzip;qq=1",
+		"gzip;level=9", /* the grammar has no other parameter */
+		"gzip;q=1;level=9",
+		"gzip;q=0.5;q=1", /* one weight */
+		"gzip;;q=1",
+		";q=1, gzip",
+		"\"gzip\"",
+		"gzip/1",
+		"(gzip)",
+		"gzip\x01",
+		"gzip\xff",
+		"gzip, br;q=2", /* the error after gzip still spoils the whole value */
+		"gzip, br x",
+		"gzip\r\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ae(bad[i], "gzip") || ae(bad[i], "br"))
+			fail_msg("\"%s\" accepted", bad[i]);
+		/* Identity stays acceptable: the server's answer to a value it cannot read. */
+		if (!ae(bad[i], "identity"))
+			fail_msg("\"%s\" refused identity", bad[i]);
+	}
+	/* The same errors in the "*" element. */
+	assert_int_equal(ae("*;q=2", "gzip"), 0);
+	assert_int_equal(ae("*;q=", "br"), 0);
+	assert_int_equal(ae("*;q=0.0001", "br"), 0);
+}
+
+static void test_accept_encoding_identity(void **state)
+{
+	(void)state;
+	/* Acceptable unless refused by name, or by "*;q=0" without an entry of its own. */
+	assert_int_equal(ae("", "identity"), 1);
+	assert_int_equal(ae("gzip", "identity"), 1);
+	assert_int_equal(ae("identity;q=0", "identity"), 0);
+	assert_int_equal(ae("IDENTITY;q=0", "identity"), 0);
+	assert_int_equal(ae("*;q=0", "identity"), 0);
+	assert_int_equal(ae("*;q=0, identity", "identity"), 1);
+	assert_int_equal(ae("identity;q=0, *", "identity"), 0);
+	assert_int_equal(ae("identity;q=0.5", "identity"), 1);
+	assert_int_equal(serve_accept_encoding(NULL, 0, "identity"), 1);
+	/* Listed, identity is an entry like another for the other codings. */
+	assert_int_equal(ae("identity", "gzip"), 0);
+}
+
+/* Every cut of valid values, each from a buffer of exactly its size. */
+static void test_accept_encoding_cuts(void **state)
+{
+	/* "gzip;q=0.5, br" cut at 0 to 14 bytes: gzip's answers, br's. */
+	static const char v[] = "gzip;q=0.5, br";
+	static const char want_gzip[] = "000010000011111";
+	static const char want_br[] = "000000000000001";
+	static const char *valid[] = {
+		"gzip, deflate, br, zstd",
+		" X-GZIP ; Q=1.000 ,\t*;q=0.001 , br;q=0",
+		"br;q=1.,gzip;q=0.,*;q=0.999,,identity;q=0",
+		"*;q=0, gzip;q=0.01",
+	};
+
+	(void)state;
+	assert_int_equal(sizeof(want_gzip), sizeof(v) + 1); /* one answer a cut, 0 to 14 */
+	assert_int_equal(sizeof(want_br), sizeof(v) + 1);
+	for (size_t n = 0; n < sizeof(v); n++) {
+		if (ae_n(v, n, "gzip") != want_gzip[n] - '0')
+			fail_msg("gzip, \"%.*s\": %d", (int)n, v, want_gzip[n] - '0');
+		if (ae_n(v, n, "br") != want_br[n] - '0')
+			fail_msg("br, \"%.*s\": %d", (int)n, v, want_br[n] - '0');
+	}
+	for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+		size_t len = strlen(valid[i]);
+
+		for (size_t n = 0; n <= len; n++) {
+			static const char *const codings[] = {"gzip", "br", "identity", "zstd"};
+
+			for (size_t c = 0; c < 4; c++) /* the bytes past the cut change nothing */
+				assert_int_equal(ae_n(valid[i], n, codings[c]),
+						 serve_accept_encoding(valid[i], n, codings[c]));
+		}
+	}
+	assert_int_equal(ae(valid[1], "gzip"), 1);
+	assert_int_equal(ae(valid[1], "br"), 0);
+	assert_int_equal(ae(valid[1], "zstd"), 1);
+	assert_int_equal(ae(valid[2], "gzip"), 0);
+	assert_int_equal(ae(valid[2], "br"), 1);
+	assert_int_equal(ae(valid[2], "zstd"), 1);
+	assert_int_equal(ae(valid[2], "identity"), 0);
+	assert_int_equal(ae(valid[3], "gzip"), 1);
+	assert_int_equal(ae(valid[3], "br"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +743,10 @@ int main(void)
 		cmocka_unit_test(test_range_edges),
 		cmocka_unit_test(test_content_range),
 		cmocka_unit_test(test_if_range),
+		cmocka_unit_test(test_accept_encoding),
+		cmocka_unit_test(test_accept_encoding_bad),
+		cmocka_unit_test(test_accept_encoding_identity),
+		cmocka_unit_test(test_accept_encoding_cuts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -519,7 +519,7 @@ int serve_accept_encoding(const char *value, size_t len, const char *coding)
 {
 	const char *p, *end, *want = coding;
 	size_t want_len;
-	/* The verdicts of the entries for @coding and for "*": -1 none yet, 0 refused, 1 not. */
+	/* What the entries for @coding and for "*" said: -1 nothing yet, 0 refused, 1 accepted. */
 	int mine = -1, star = -1, identity;
 
 	if (!coding || !*coding)
@@ -564,7 +564,7 @@ int serve_accept_encoding(const char *value, size_t len, const char *coding)
 		if (p < end && *p != ',')
 			return identity;
 		coding_alias(&name, &n);
-		/* Listed twice: a refusal wins, as the cautious reading of a contradiction. */
+		/* Listed twice: a refusal wins (the header says why). */
 		if (n == 1 && name[0] == '*')
 			star = star == 0 ? 0 : q;
 		else if (same_name(name, n, want, want_len))

@@ -2,10 +2,10 @@
 /*
  * cond.h - giong-serve: validators (ETag, Last-Modified), conditional requests (RFC 9110
  * section 13), byte ranges (RFC 9110 section 14) and the choice of a content coding
- * (Accept-Encoding, RFC 9110 12.5.3). Pure functions: no I/O, no clock (the
- * caller passes "now"), no allocation; each reads only the @len bytes of a field value it is
- * given, which need not be NUL-terminated. Leading and trailing spaces and tabs of a value
- * are ignored. Times are seconds since the Unix epoch, in an int64_t.
+ * (Accept-Encoding, RFC 9110 12.5.3). Pure functions: no I/O, no clock (the caller passes
+ * "now"), no allocation; each reads only the @len bytes of a field value it is given, which
+ * need not be NUL-terminated. Leading and trailing spaces and tabs of a value are ignored.
+ * Times are seconds since the Unix epoch, in an int64_t.
  */
 #ifndef GIONG_SERVE_COND_H
 #define GIONG_SERVE_COND_H
@@ -140,21 +140,23 @@ int serve_content_range(char *out, size_t cap, const struct serve_range *r, uint
  * The value is a list of codings separated by commas, empty elements allowed, each a token
  * optionally followed by one weight: OWS ";" OWS "q=" qvalue, the qvalue of RFC 9110 12.4.2
  * ("0" to "0.999" with at most three decimals, "1", "1.", "1.0" to "1.000"), the "q" in
- * either case, nothing around its "=". Any other parameter, a second weight or a qvalue
- * outside that syntax ("q=2", "q=0.1234", "q=.5") makes the whole value malformed: the grammar
- * has no other parameter, and a server that cannot tell what was meant is safe with the
- * identity coding, which is always allowed. Names compare without regard to ASCII case;
- * "x-gzip" is "gzip" and "x-compress" is "compress" (RFC 9110 8.4.1.1, 8.4.1.3), in the
- * value and in @coding.
+ * either case, nothing around its "=". Any other parameter, a second weight, a qvalue outside
+ * that syntax ("q=2", "q=0.1234", "q=.5") or a byte that is neither a token's, OWS, ',' nor
+ * ';' makes the whole value malformed: the grammar has no other parameter, and a server that
+ * cannot tell what was meant is safe with the identity coding (no content coding). Names
+ * compare without regard to ASCII case; "x-gzip" is "gzip" and "x-compress" is "compress"
+ * (RFC 9110 8.4.1.1, 8.4.1.3), in the value and in @coding.
  *
  * Returns 1 when @coding is acceptable: listed with q > 0, or not listed and "*" listed with
  * q > 0. Returns 0 when it is not: listed with q = 0 (an explicit entry overrides "*"), not
  * listed and no "*", or "*" with q = 0; and 0 for an empty value, a malformed one, a NULL
- * @value or an empty or NULL @coding (the server then sends the identity coding). An entry
- * listed twice is refused when either says q = 0. For @coding "identity" the answer is the
- * same except that identity not listed, with no "*", is acceptable (1), and so it is when
- * the value is empty, malformed or NULL: identity is refused only by "identity;q=0", or by
- * "*;q=0" without an entry for identity.
+ * @value, or an empty or NULL @coding: the server then sends the identity coding. A coding
+ * listed twice ("gzip" and "x-gzip" being one) is refused when either entry says q = 0, and
+ * "*" likewise: a contradiction read the cautious way.
+ *
+ * For @coding "identity" the rule is RFC 9110's for it: acceptable (1) unless refused by
+ * "identity;q=0", or by "*;q=0" without an entry for identity; so 1 for an empty, malformed
+ * or NULL value too.
  */
 int serve_accept_encoding(const char *value, size_t len, const char *coding);
 
