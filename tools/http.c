@@ -51,6 +51,7 @@
 #endif
 
 #include "args.h"
+#include "listeners.h"
 
 #define USERS_COUNT 144
 
@@ -157,31 +158,6 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	       (unsigned long long)e->body_bytes);
 }
 
-/* Serve @l until shutdown, then close it. */
-static void serve(struct giong_http_server *srv, struct giong_listener *l)
-{
-	int r = giong_http_serve(srv, l);
-
-	if (r)
-		fprintf(stderr, "http: worker %d: serving stopped: %s\n", giong_worker_index(),
-			giong_strerror(r));
-	giong_listener_close(l);
-}
-
-struct listen_task {
-	struct giong_http_server *srv;
-	struct giong_listener *l;
-};
-
-static intptr_t serve_task(void *arg)
-{
-	struct listen_task *t = arg;
-
-	serve(t->srv, t->l);
-	free(t);
-	return 0;
-}
-
 /* Listen on @addr into *@l. 0 or -errno (said on worker 0). */
 static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_listener **l)
 {
@@ -194,7 +170,7 @@ static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_l
 }
 
 /* The listeners of one endpoint on this worker into @ls (up to 2). */
-static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struct listen_task *ls)
+static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struct tool_listener *ls)
 {
 	struct giong_listener *l = NULL;
 	char addr[160];
@@ -202,22 +178,22 @@ static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struc
 
 	if (o->unix_path) {
 		if (giong_worker_index() == 0 && listen_on(o->unix_path, false, true, &l) == 0)
-			ls[n++] = (struct listen_task){ep->srv, l};
+			ls[n++] = (struct tool_listener){ep->srv, l, "http"};
 		return n; /* a Unix socket path binds once: worker 0 serves it */
 	}
 	if (o->host) {
 		snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
 			 ep->port);
 		if (listen_on(addr, false, false, &l) == 0)
-			ls[n++] = (struct listen_task){ep->srv, l};
+			ls[n++] = (struct tool_listener){ep->srv, l, "http"};
 		return n;
 	}
 	snprintf(addr, sizeof(addr), "0.0.0.0:%d", ep->port);
 	if (listen_on(addr, false, false, &l) == 0)
-		ls[n++] = (struct listen_task){ep->srv, l};
+		ls[n++] = (struct tool_listener){ep->srv, l, "http"};
 	snprintf(addr, sizeof(addr), "[::]:%d", ep->port);
 	if (listen_on(addr, true, false, &l) == 0) /* no IPv6 here: IPv4 alone */
-		ls[n++] = (struct listen_task){ep->srv, l};
+		ls[n++] = (struct tool_listener){ep->srv, l, "http"};
 	return n;
 }
 
@@ -229,7 +205,7 @@ static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struc
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	struct listen_task ls[4], *t;
+	struct tool_listener ls[4];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < o->neps; i++) {
@@ -259,15 +235,7 @@ static void worker_main(unsigned worker, void *arg)
 					     : "0.0.0.0 and [::]",
 				o->unix_path ? " (unix)," : "", o->ep[i].port,
 				giong_worker_count());
-	for (unsigned i = 0; i + 1 < n; i++) {
-		if ((t = malloc(sizeof(*t))))
-			*t = ls[i];
-		if (!t || giong_spawn(serve_task, t, NULL)) {
-			free(t);
-			giong_listener_close(ls[i].l);
-		}
-	}
-	serve(ls[n - 1].srv, ls[n - 1].l);
+	tool_serve_all(ls, n);
 }
 
 static void usage(int status)

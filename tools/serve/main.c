@@ -30,6 +30,7 @@
 #include <giong/http.h>
 
 #include "../args.h"
+#include "../listeners.h"
 #include "fcache.h"
 #include "mime.h"
 #include "serve.h"
@@ -122,33 +123,8 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 		       bytes);
 }
 
-/* Serve @l until shutdown, then close it. */
-static void serve_on(struct giong_http_server *srv, struct giong_listener *l)
-{
-	int r = giong_http_serve(srv, l);
-
-	if (r && r != GIONG_ESHUTDOWN)
-		fprintf(stderr, PROG ": worker %d: serving stopped: %s\n", giong_worker_index(),
-			giong_strerror(r));
-	giong_listener_close(l);
-}
-
-struct listen_task {
-	struct giong_http_server *srv;
-	struct giong_listener *l;
-};
-
-static intptr_t serve_task(void *arg)
-{
-	struct listen_task *t = arg;
-
-	serve_on(t->srv, t->l);
-	free(t);
-	return 0;
-}
-
 /* The listeners of @ep on this worker into @ls; their count, 0 after an error (said). */
-static unsigned listen_endpoint(const struct endpoint *ep, struct listen_task *ls)
+static unsigned listen_endpoint(const struct endpoint *ep, struct tool_listener *ls)
 {
 	struct giong_listen_options lo = {0};
 	unsigned w = (unsigned)giong_worker_index(), n = 0;
@@ -169,7 +145,7 @@ static unsigned listen_endpoint(const struct endpoint *ep, struct listen_task *l
 				close(fd);
 				continue;
 			}
-			ls[n++] = (struct listen_task){ep->srv, l};
+			ls[n++] = (struct tool_listener){ep->srv, l, PROG};
 		}
 		return n;
 	}
@@ -188,7 +164,7 @@ static unsigned listen_endpoint(const struct endpoint *ep, struct listen_task *l
 			 hosts[i], ep->port);
 		r = giong_tcp_listen(addr, &lo, &l);
 		if (r == 0) {
-			ls[n++] = (struct listen_task){ep->srv, l};
+			ls[n++] = (struct tool_listener){ep->srv, l, PROG};
 			continue;
 		}
 		if (i == 1 && nhosts == 2 && (r == -EADDRNOTAVAIL || r == -EAFNOSUPPORT))
@@ -234,7 +210,7 @@ static void announce(void)
  */
 static void worker_main(unsigned worker, void *arg)
 {
-	struct listen_task ls[2 * (2 + MAX_INHERITED)], *t;
+	struct tool_listener ls[2 * (2 + MAX_INHERITED)];
 	struct serve_fcache *c = serve_fcache_new(serve_cfg.root_fd, serve_cfg.cache_entries);
 	unsigned n = 0;
 
@@ -272,15 +248,7 @@ static void worker_main(unsigned worker, void *arg)
 		fprintf(stderr, PROG ": metrics: no publisher task; this worker's figures only\n");
 	if (worker == 0)
 		announce();
-	for (unsigned i = 0; i + 1 < n; i++) {
-		if ((t = malloc(sizeof(*t))))
-			*t = ls[i];
-		if (!t || giong_spawn(serve_task, t, NULL)) {
-			free(t);
-			giong_listener_close(ls[i].l);
-		}
-	}
-	serve_on(ls[n - 1].srv, ls[n - 1].l);
+	tool_serve_all(ls, n);
 }
 
 /* The CPUs this process may run on: the default worker count. */
