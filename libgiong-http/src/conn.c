@@ -297,6 +297,7 @@ static int answer(struct giong__http_frame *f)
 	uint64_t limit;
 	int r, hr;
 
+	c->fresh = false;
 	giong__http_response_begin(f);
 	if (!h->keep_alive || c->w->shutting_down || giong_is_shutting_down())
 		f->res.close = true;
@@ -527,6 +528,7 @@ int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 	c->s = s;
 	c->w = w;
 	c->ended = ended;
+	c->fresh = true;
 	if (ended)
 		ended->conn = c;
 	w->stats.open++;

@@ -34,6 +34,11 @@
 /* A response body at most this long is copied into the batch; a longer one
  * is written from the handler's memory, after the batch. */
 #define GIONG__HTTP_COPY_MAX (16u * 1024)
+
+/* At shutdown, how long a connection accepted but without a request yet is kept for its
+ * first one (at most the head timeout): its client connected before the listener stopped
+ * and is sending, closing it would fail a request that a restart must not fail. */
+#define GIONG__HTTP_FRESH_MS 1000u
 /* Batches kept per worker for reuse, and the largest buffer kept. */
 #define GIONG__HTTP_BATCH_CACHE 64u
 #define GIONG__HTTP_BATCH_KEEP (64u * 1024)
@@ -81,6 +86,7 @@ struct giong__http_conn {
 	bool closing;                          /* the stream is closed; freed when the send ends */
 	bool broken;                           /* a send failed: close at the next chance */
 	bool last;                             /* close once the queued responses are out */
+	bool fresh;                            /* no request yet: shutdown waits a little for one */
 };
 
 /* A worker's share of one server: its connections, counters and caches. */

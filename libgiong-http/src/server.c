@@ -214,15 +214,27 @@ static void expire(struct giong__list *l, uint64_t before, uint64_t *count)
 	}
 }
 
-/* Shutdown: idle connections close now, draining ones once their last
- * batch is out (batch_sent() sees shutting_down). */
+/* Shutdown: idle connections close now, draining ones once their last batch is out
+ * (batch_sent() sees shutting_down), fresh ones (accepted, no request yet) after at most
+ * fresh_ms(), unless their request comes (the sweeper expires them). */
 static void close_idle(struct giong__http_worker *w)
 {
-	struct giong__http_conn *c;
+	struct giong__list_node *n = w->idle.first;
 
 	w->shutting_down = true;
-	while ((c = giong__list_entry(w->idle.first, struct giong__http_conn, link)))
-		giong__http_conn_close_parked(c);
+	while (n) {
+		struct giong__http_conn *c = giong__list_entry(n, struct giong__http_conn, link);
+
+		n = n->next;
+		if (!c->fresh)
+			giong__http_conn_close_parked(c);
+	}
+}
+
+static uint32_t fresh_ms(const struct giong_http_limits *lim)
+{
+	return lim->head_timeout_ms < GIONG__HTTP_FRESH_MS ? lim->head_timeout_ms
+							   : GIONG__HTTP_FRESH_MS;
 }
 
 static uint64_t first_expiry(const struct giong__list *l, uint32_t timeout)
@@ -241,15 +253,18 @@ static intptr_t sweeper(void *arg)
 	giong_task_set_name("http-sweeper");
 	while (w->serving || w->stats.open) {
 		uint64_t now = giong_now_ms(), next, saved;
+		uint32_t idle_ms;
 		int r;
 
 		if (!w->shutting_down && giong_is_shutting_down())
 			close_idle(w);
-		if (now >= lim->idle_timeout_ms)
-			expire(&w->idle, now - lim->idle_timeout_ms, &w->stats.idle_timeouts);
+		/* Shutting down, only fresh connections are idle (nothing else parks). */
+		idle_ms = w->shutting_down ? fresh_ms(lim) : lim->idle_timeout_ms;
+		if (now >= idle_ms)
+			expire(&w->idle, now - idle_ms, &w->stats.idle_timeouts);
 		if (now >= lim->write_timeout_ms)
 			expire(&w->draining, now - lim->write_timeout_ms, &w->stats.write_timeouts);
-		next = first_expiry(&w->idle, lim->idle_timeout_ms);
+		next = first_expiry(&w->idle, idle_ms);
 		if (first_expiry(&w->draining, lim->write_timeout_ms) < next)
 			next = first_expiry(&w->draining, lim->write_timeout_ms);
 		if (next == GIONG_NO_DEADLINE) /* what parks from now expires later */
@@ -320,8 +335,13 @@ int giong_http_serve(struct giong_http_server *srv, struct giong_listener *l)
 	}
 stop:
 	if (r == GIONG_ESHUTDOWN) {
-		/* Accept nothing more; wake the sweeper to close the idle ones,
-		 * then wait for the connections in progress. */
+		/* Accept nothing more: the kernel sends new connections to the port's
+		 * other listeners (the next process, in a restart). The ones accepted
+		 * already are served as any fresh one. Then wake the sweeper to close
+		 * the idle ones, and wait for the connections in progress. */
+		giong_listener_stop(l);
+		while (giong_listener_accept(l, &s) == 0)
+			giong__http_conn_start(w, s, NULL);
 		giong_waitq_wake_all(&w->sweep_wait, 0);
 		while (w->stats.open && (r = giong_waitq_wait(&w->conns_wait, 0)) == 0)
 			;

@@ -90,8 +90,12 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 		}
 	} else if (res != -ECANCELED && res != -EINTR) {
 		/* EMFILE and friends end the multishot: tell one acceptor; the
-		 * next accept re-arms, so a full descriptor table does not spin. */
-		if (!l->closing) {
+		 * next accept re-arms, so a full descriptor table does not spin. A
+		 * stopped listener's socket is shut down: its accept ends so (EINVAL),
+		 * which is no error for anyone. */
+		if (l->stopped && !l->closing) {
+			giong_waitq_wake_all(&l->waiters, 0);
+		} else if (!l->closing) {
 			l->err = res;
 			giong_waitq_wake_one(&l->waiters, 0);
 		} else {
@@ -102,6 +106,8 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 	if (!l->armed) {
 		if (l->closing)
 			maybe_free(l);
+		else if (l->stopped)
+			giong_waitq_wake_all(&l->waiters, 0); /* the end: acceptors see it */
 		else if (!l->paused)
 			arm(l);
 	}
@@ -111,7 +117,7 @@ static void arm(struct giong_listener *l)
 {
 	struct io_uring_sqe *sqe;
 
-	if (l->armed || l->closing)
+	if (l->armed || l->closing || l->stopped)
 		return;
 	sqe = giong_sqe();
 	if (!sqe)
@@ -232,8 +238,14 @@ int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret)
 			l->err = 0;
 			goto out;
 		}
+		if (l->stopped && !l->armed) {
+			r = -ESHUTDOWN; /* taken all, and the kernel's accept is over */
+			goto out;
+		}
 		arm(l);
-		r = giong_waitq_wait(&l->waiters, GIONG_WAIT_SHUTDOWN);
+		/* Stopped, the wait is for the accept's last completions (a tick),
+		 * which shutdown must not cut short: what they bring is the caller's. */
+		r = giong_waitq_wait(&l->waiters, l->stopped ? 0 : GIONG_WAIT_SHUTDOWN);
 		if (r < 0)
 			goto out;
 	}
@@ -265,6 +277,30 @@ int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out)
 int giong_listener_pending(const struct giong_listener *l)
 {
 	return l ? (int)l->count : -EINVAL;
+}
+
+int giong_listener_stop(struct giong_listener *l)
+{
+	int r;
+
+	if (!l || l->closing)
+		return -EINVAL;
+	if ((r = giong__owner_check(l->owner)))
+		return r;
+	if (l->stopped)
+		return 0;
+	l->stopped = true;
+	/* A listening TCP socket shut down stops listening: it leaves its
+	 * SO_REUSEPORT group, and what it had queued is reset or, with
+	 * tcp_migrate_req, moved to another listener of the group; a Unix one
+	 * refuses connects. The multishot accept then ends by itself; the
+	 * cancel is for a socket the shutdown would not end it on. */
+	shutdown(l->fd, SHUT_RDWR);
+	if (l->armed && !l->cancel_sent)
+		l->cancel_sent = giong_op_cancel(l->op_id) == 0;
+	if (!l->armed)
+		giong_waitq_wake_all(&l->waiters, 0);
+	return 0;
 }
 
 int giong_listener_close(struct giong_listener *l)

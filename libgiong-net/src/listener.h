@@ -17,6 +17,7 @@ struct giong_listener {
 	int *fds; /* accepted, not yet taken */
 	unsigned head, count, cap, max_pending;
 	bool armed, cancel_sent, paused, closing;
+	bool stopped; /* giong_listener_stop(): never armed again */
 	int err;
 	uint64_t op_id;
 	struct giong_waitq waiters;

@@ -15,8 +15,13 @@
  * more buffered the task ends and the connection parks again.
  *
  * Shutdown (giong_shutdown(), or a signal with shutdown_on_signals): no new
- * connection is accepted, idle ones are closed at once, requests in
- * progress are answered within the runtime's grace period with
+ * connection is accepted - the listener is stopped (giong_listener_stop()),
+ * so the kernel sends new connections to the other listeners of the port, a
+ * new process's in a restart - and the connections accepted already are
+ * served; idle keep-alive connections are closed at once; a connection with
+ * no request yet (its client connected before the stop and is sending) is
+ * kept up to a second (at most the head timeout) for its first request;
+ * requests in progress are answered within the runtime's grace period with
  * Connection: close; then giong_http_serve() returns.
  */
 #ifndef GIONG_HTTP_SERVER_H
@@ -121,7 +126,8 @@ GIONG_API int giong_http_server_free(struct giong_http_server *srv);
  * pauses. Returns 0 after a shutdown; -EBADF when @l was closed; -EINVAL;
  * -ECANCELED when the calling task was cancelled (its connections go on and
  * end by themselves); GIONG_ENOTWORKER. May suspend (for the server's whole
- * life). Owner worker of @l only.
+ * life). At shutdown it stops @l (giong_listener_stop(): see above).
+ * Owner worker of @l only.
  */
 GIONG_API int giong_http_serve(struct giong_http_server *srv, struct giong_listener *l);
 

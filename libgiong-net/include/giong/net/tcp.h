@@ -69,7 +69,9 @@ GIONG_API int giong_tcp_listen_addr(const struct giong_addr *addr,
  * with giong_stream_close()), GIONG_ESHUTDOWN once the runtime shuts down,
  * -ECANCELED, -ETIMEDOUT (no connection is lost), -EMFILE and friends when
  * the kernel could not accept (the next call accepts again), -EBADF once
- * @l is closed, -EINVAL, GIONG_ENOTWORKER (not on a worker) or -EPERM (on
+ * @l is closed, -ESHUTDOWN once it was stopped and nothing is left
+ * (giong_listener_stop(); what was accepted before comes first, also after
+ * GIONG_ESHUTDOWN), -EINVAL, GIONG_ENOTWORKER (not on a worker) or -EPERM (on
  * another worker than @l's). May suspend. Owner worker only.
  */
 GIONG_API int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret);
@@ -80,6 +82,22 @@ GIONG_API int giong_tcp_accept(struct giong_listener *l, struct giong_stream **r
 /* giong_listener_addr() - the bound address (with the port the kernel chose
  * for port 0). Returns 0 or -EINVAL. */
 GIONG_API int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out);
+
+/*
+ * giong_listener_stop() - stop accepting on @l, keeping what was accepted: the
+ * listening socket is shut down (shutdown(2)), so the kernel takes no new
+ * connection on it - with SO_REUSEPORT it sends them to the other listeners of
+ * the port, and with net.ipv4.tcp_migrate_req = 1 (Linux 5.14+) it moves
+ * there the ones queued but not yet accepted too - and the multishot accept
+ * ends. Connections accepted before are still returned by
+ * giong_listener_accept(), which returns -ESHUTDOWN once they are taken and
+ * the accept has ended. For a graceful stop of one process among several on
+ * a port (a restart): stop, take what is left, serve it, close. The
+ * descriptor stays @l's until giong_listener_close(). Returns 0 (also when
+ * stopped already), -EINVAL (NULL, closed), GIONG_ENOTWORKER or -EPERM (not
+ * @l's worker). Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_listener_stop(struct giong_listener *l);
 
 /* giong_listener_pending() - connections accepted and waiting, or -EINVAL. */
 GIONG_API int giong_listener_pending(const struct giong_listener *l);

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_listener_stop.c - giong_listener_stop(): a stopped TCP listener takes
+ * no new connection (the other listener of its SO_REUSEPORT port gets every
+ * one), still gives the ones it had accepted, then -ESHUTDOWN, also to a
+ * task that was parked in accept; a stopped Unix listener refuses connects;
+ * stopping twice is fine, bad arguments are refused, nothing leaks.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "giong_test.h"
+
+#include <giong/net.h>
+
+#define CLIENTS 8
+
+/* A non-blocking plain client connecting to @ga (loopback: the handshake is
+ * done by the kernel at once). */
+static int client(const struct giong_addr *ga)
+{
+	int c = socket(ga->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (c >= 0)
+		connect(c, (const struct sockaddr *)&ga->ss, ga->len);
+	return c;
+}
+
+/* Accept what @l has pending, without parking: the count. */
+static int take_pending(struct giong_listener *l)
+{
+	int n = 0;
+
+	while (giong_listener_pending(l) > 0) {
+		struct giong_stream *s;
+
+		if (!gt_check_int_equal(giong_listener_accept(l, &s), 0))
+			break;
+		giong_stream_close(s);
+		n++;
+	}
+	return n;
+}
+
+static intptr_t parked_acceptor(void *arg)
+{
+	struct giong_stream *s = NULL;
+	int r = giong_listener_accept(arg, &s);
+
+	giong_stream_close(s);
+	return r;
+}
+
+static void tcp_main(unsigned worker, void *arg)
+{
+	struct giong_listener *a, *b;
+	struct giong_addr ga;
+	struct giong_task *t;
+	int c[2 * CLIENTS], got, got_b;
+	char text[64];
+	intptr_t res;
+
+	(void)worker;
+	(void)arg;
+	if (!gt_check_int_equal(giong_tcp_listen("127.0.0.1:0", NULL, &a), 0))
+		return;
+	gt_check_int_equal(giong_listener_addr(a, &ga), 0);
+	giong_addr_format(&ga, text, sizeof(text));
+	if (!gt_check_int_equal(giong_tcp_listen(text, NULL, &b), 0)) { /* the same port */
+		giong_listener_close(a);
+		return;
+	}
+	/* Before the stop: the kernel spreads clients over both. */
+	for (int i = 0; i < CLIENTS; i++)
+		c[i] = client(&ga);
+	giong_sleep_ms(20); /* the multishot accepts take them */
+	gt_check_int_equal(giong_listener_stop(a), 0);
+	gt_check_int_equal(giong_listener_stop(a), 0); /* again: nothing more */
+	/* What a had accepted is still given, then the end. */
+	got = take_pending(a);
+	gt_check_int_equal(giong_listener_accept(a, &(struct giong_stream *){NULL}), -ESHUTDOWN);
+	got_b = take_pending(b);
+	gt_check_int_equal(got + got_b, CLIENTS);
+	/* After it: every new client goes to b. */
+	for (int i = CLIENTS; i < 2 * CLIENTS; i++)
+		c[i] = client(&ga);
+	giong_sleep_ms(20);
+	gt_check_int_equal(giong_listener_pending(a), 0);
+	gt_check_int_equal(take_pending(b), CLIENTS);
+	/* A task parked in accept when its listener stops: -ESHUTDOWN. */
+	gt_check_int_equal(giong_spawn(parked_acceptor, b, &t), 0);
+	giong_sleep_ms(5);
+	gt_check_int_equal(giong_listener_stop(b), 0);
+	gt_check_int_equal(giong_join(t, &res), 0);
+	gt_check_int_equal((int)res, -ESHUTDOWN);
+	for (int i = 0; i < 2 * CLIENTS; i++)
+		close(c[i]);
+	gt_check_int_equal(giong_listener_close(a), 0);
+	gt_check_int_equal(giong_listener_close(b), 0);
+	gt_check_int_equal(giong_listener_stop(NULL), -EINVAL);
+}
+
+static void unix_main(unsigned worker, void *arg)
+{
+	struct giong_listener *l;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char path[108];
+	int c;
+
+	(void)worker;
+	(void)arg;
+	snprintf(path, sizeof(path), "/tmp/giong-lstop-%d.sock", getpid());
+	if (!gt_check_int_equal(giong_unix_listen(path, NULL, &l), 0))
+		return;
+	gt_check_int_equal(giong_listener_stop(l), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	gt_check_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), -1);
+	gt_check_int_equal(errno, ECONNREFUSED);
+	close(c);
+	gt_check_int_equal(giong_listener_accept(l, &(struct giong_stream *){NULL}), -ESHUTDOWN);
+	gt_check_int_equal(giong_listener_close(l), 0);
+}
+
+static void test_tcp(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&cfg, tcp_main, NULL, NULL);
+	gt_assert_fds(fds);
+}
+
+static void test_unix(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&cfg, unix_main, NULL, NULL);
+	gt_assert_fds(fds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tcp),
+		cmocka_unit_test(test_unix),
+	};
+
+	gt_require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
