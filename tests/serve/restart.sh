@@ -44,7 +44,7 @@ port=8080 # a namespace of its own: the port is free
 
 # start NAME: a server on the port, logging requests; waits until it listens.
 start() {
-	"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 2 --log --grace-ms 3000 \
+	"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 2 --log --grace-ms 3000 --reuse-port \
 		>"$work/$1.log" 2>"$work/$1.err" &
 	eval "pid_$1=$!"
 	pids+=($!)

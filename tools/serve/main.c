@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +57,7 @@ static struct {
 	struct endpoint ep[2];
 	unsigned neps;
 	const char *bind; /* NULL: 127.0.0.1 and [::1] */
+	bool reuse_port;  /* --reuse-port: share the port with another process (a restart) */
 	bool inherited;   /* listeners from LISTEN_FDS */
 	atomic_bool failed;
 } g;
@@ -66,6 +69,7 @@ static void usage(int status)
 		"       [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME]\n"
 		"       [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]\n"
 		"       [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]\n"
+		"       [--reuse-port]\n"
 		"\n"
 		"Serves the files under DIR (default: the current directory) over HTTP on --port\n"
 		"(8080) and, with a certificate, HTTPS on --https-port (8443), on 127.0.0.1 and\n"
@@ -80,6 +84,8 @@ static void usage(int status)
 		"  --cache N            open files cached per worker (default 1024; 0: none)\n"
 		"  --metrics PATH       counters in the Prometheus text format at PATH\n"
 		"  --grace-ms N         time requests in progress get at Ctrl-C or SIGTERM (5000)\n"
+		"  --reuse-port         share the ports with a server running on them already: the\n"
+		"                       new one of a restart (then SIGTERM the old one)\n"
 		"Under systemd, listeners handed in by socket activation (LISTEN_FDS) are used in\n"
 		"place of --port and --bind; one named \"https\" (FileDescriptorName=) serves HTTPS.\n",
 		serve_tls_backends(), serve_tls_default_backend());
@@ -105,7 +111,9 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 		strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
 		last = now;
 	}
-	if (giong_http_request_client_addr(e->req, &peer) == 0)
+	/* The client: a refused head's request is empty, the stream still knows who. */
+	if (giong_http_request_client_addr(e->req, &peer) == 0 ||
+	    (e->stream && giong_stream_peer_addr(e->stream, &peer) == 0))
 		giong_addr_format(&peer, addr, sizeof(addr));
 	if (strchr(addr, ']')) { /* "[::1]:5000" -> "::1", as CLF hosts are written */
 		*strchr(addr, ']') = '\0';
@@ -342,6 +350,50 @@ static void open_root(const char *dir)
 	serve_cfg.root = realpath(dir, real) ? real : dir;
 }
 
+/*
+ * Is @port free on the addresses the workers will bind? Their listeners share the port
+ * with SO_REUSEPORT, which also lets them join another process's listeners on it (of the
+ * same user) without a word: a second server started by mistake would take half the
+ * connections. So, unless --reuse-port asks for exactly that, a bind without SO_REUSEPORT
+ * (with SO_REUSEADDR, as the workers', so that old connections in TIME_WAIT do not count)
+ * tries the port first. Exits 1 with a message when it is taken.
+ */
+static void probe_port(int port, const char *scheme)
+{
+	const char *hosts[2] = {"127.0.0.1", "::1"};
+	unsigned n = 2;
+
+	if (g.bind && (!strcmp(g.bind, "0.0.0.0") || !strcmp(g.bind, "::")))
+		hosts[0] = "0.0.0.0", hosts[1] = "::";
+	else if (g.bind)
+		hosts[0] = g.bind, n = 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct giong_addr a;
+		char text[300];
+		int fd, one = 1;
+
+		snprintf(text, sizeof(text),
+			 strchr(hosts[i], ':') && hosts[i][0] != '[' ? "[%s]:%d" : "%s:%d",
+			 hosts[i], port);
+		if (giong_addr_parse(text, &a) != 0)
+			continue; /* a name: the workers' listen says what is wrong with it */
+		fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue; /* no IPv6 here, say */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (a.ss.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
+			fprintf(stderr,
+				PROG ": %s port %d on %s is in use by another server (--port N for "
+				     "another; --reuse-port to share it, for a restart)\n",
+				scheme, port, text);
+			exit(1);
+		}
+		close(fd);
+	}
+}
+
 /* As many descriptors as the hard limit allows: cached files and connections add up. */
 static void raise_nofile(void)
 {
@@ -385,6 +437,8 @@ int main(int argc, char **argv)
 			serve_cfg.precompressed = false;
 		else if (!strcmp(a, "--self-signed"))
 			tls.self_signed = true;
+		else if (!strcmp(a, "--reuse-port"))
+			g.reuse_port = true;
 		else if (a[0] != '-' && !have_dir)
 			dir = a, have_dir = true;
 		else if (a[0] != '-' || i + 1 >= argc)
@@ -440,6 +494,8 @@ int main(int argc, char **argv)
 		g.neps = 2;
 	}
 	g.inherited = inherit_listeners(g.neps == 2);
+	for (unsigned i = 0; !g.inherited && !g.reuse_port && i < g.neps; i++)
+		probe_port(g.ep[i].port, g.ep[i].scheme);
 	if (g.inherited && g.neps == 2 && !g.ep[1].nfds)
 		fprintf(stderr, PROG ": no socket named \"https\" was handed in: HTTP only\n");
 	if (giong_http_router_new(&router) ||

@@ -217,9 +217,15 @@ void *serve_tls_config(const struct serve_tls_args *a)
 			giong_strerror(r));
 	}
 	if (!r && ((r = giong_tls_config_alpn(c, alpn, 1)) ||
-		   (r = giong_tls_config_check(c, why, sizeof(why)))))
-		fprintf(stderr, PROG ": TLS (%s): %s%s%s\n", a->backend, giong_strerror(r),
-			why[0] ? ": " : "", why);
+		   (r = giong_tls_config_check(c, why, sizeof(why))))) {
+		/* The files are read by now; what is wrong with them shows here. */
+		if (a->cert)
+			fprintf(stderr, PROG ": --tls-cert %s --tls-key %s (%s): %s%s%s\n", a->cert,
+				a->key, a->backend, giong_strerror(r), why[0] ? ": " : "", why);
+		else
+			fprintf(stderr, PROG ": TLS (%s): %s%s%s\n", a->backend, giong_strerror(r),
+				why[0] ? ": " : "", why);
+	}
 	if (r) {
 		giong_tls_config_free(c);
 		return NULL;
