@@ -259,6 +259,13 @@ req r301 "$U/sub?x=1&y=2"
 want_status 301
 want_hdr_re Location '^(https?://[^/]+)?/sub/\?x=1&y=2$'
 finish
+# "//sub" names the directory "sub" too: its redirect must not be "//sub/", which a browser
+# reads as the URL of a host named "sub" (an open redirect).
+begin "GET //sub (raw): 301 to /sub/, never to //sub/"
+raw dslash GET //sub
+want_status 301
+grep -aqi $'^location: /sub/\r$' "$R/dslash.raw" || no "Location: $(grep -ai '^location:' "$R/dslash.raw")"
+finish
 begin "GET /site/ serves its index.html"
 req idx "$U/site/"
 want_status 200

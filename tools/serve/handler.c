@@ -84,22 +84,26 @@ static bool is_hidden(const char *rel, size_t len)
 	return false;
 }
 
-/* 301 to the directory's URL: the path as sent, with a '/' added, and the query. */
-static int redirect_dir(struct giong_http_request *req, struct giong_http_response *res)
+/* 301 to the directory's URL: its normalised path, percent-encoded, with a '/' added, and
+ * the query. Never the path as sent: "//host/dir" (a directory "host/dir" under the root)
+ * would be a Location a browser reads as another host's. */
+static int redirect_dir(struct giong_http_request *req, struct giong_http_response *res,
+			const char *rel, size_t len)
 {
-	size_t plen, qlen;
-	const char *p = giong_http_request_path(req, &plen);
+	size_t qlen, elen = serve_url_encode(rel, len, NULL, 0);
 	const char *q = giong_http_request_query(req, &qlen);
-	char *loc = malloc(plen + qlen + 3);
-	int r, n;
+	size_t cap = elen + qlen + 4;
+	char *loc = malloc(cap);
+	int r;
 
 	if (!loc)
 		return -ENOMEM;
-	n = snprintf(loc, plen + qlen + 3, "%.*s/%s%.*s", (int)plen, p, q ? "?" : "", (int)qlen,
-		     q ? q : "");
+	loc[0] = '/';
+	serve_url_encode(rel, len, loc + 1, elen + 1);
+	snprintf(loc + 1 + elen, cap - 1 - elen, "/%s%.*s", q ? "?" : "", (int)qlen, q ? q : "");
 	r = giong_http_response_status(res, 301);
 	if (!r)
-		r = giong_http_response_header_n(res, "Location", 8, loc, (size_t)n);
+		r = giong_http_response_header(res, "Location", loc);
 	free(loc);
 	if (!r)
 		r = giong_http_response_header(res, "Content-Type", "text/plain; charset=utf-8");
@@ -284,7 +288,7 @@ int serve_handle(struct giong_http_request *req, struct giong_http_response *res
 	if (S_ISDIR(f->st.st_mode)) {
 		serve_fcache_release(worker_cache, f);
 		if (kind != SERVE_PATH_DIR)
-			return redirect_dir(req, res);
+			return redirect_dir(req, res, rel, len);
 		return send_dir(req, res, rel, len);
 	}
 	if (S_ISREG(f->st.st_mode) && kind != SERVE_PATH_DIR)
