@@ -35,7 +35,6 @@ build: configure
 
 run: build
 	@if [ -x $(BUILD)/bin/serve ]; then \
-		echo "giong-serve: docs/ on http://127.0.0.1:8080/ and https://127.0.0.1:8443/ (self-signed: curl -k, or accept it in the browser)"; \
 		exec $(BUILD)/bin/serve docs --self-signed $(ARGS); \
 	else \
 		echo "$(BUILD)/bin/serve is not built yet; programs in $(BUILD)/bin:"; \
