@@ -3,11 +3,9 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdbool.h>
 #include <unistd.h>
 
 #include "listener.h"
-#include "resolve.h"
 #include "sock.h"
 
 int giong_tcp_listen_addr(const struct giong_addr *addr, const struct giong_listen_options *opts,
@@ -51,61 +49,6 @@ int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **
 		return GIONG_ENOTWORKER;
 	return giong__net_sock_connect(addr->ss.ss_family, (const struct sockaddr *)&addr->ss,
 				       addr->len, &giong__net_tcp_ops, ret);
-}
-
-/* At most this many addresses of a name are tried. */
-#define CONNECT_ADDRS 8
-
-/* Put @a's families in turns, from the first (RFC 8305 section 4): if one
- * family is broken on this host, the next try is of the other. */
-static void interleave(struct giong_addr *a, int n)
-{
-	struct giong_addr tmp[CONNECT_ADDRS];
-	int i = 0, j = 0, k = 0, fam = n ? a[0].ss.ss_family : 0;
-	bool used[CONNECT_ADDRS] = {false};
-
-	while (k < n) {
-		/* next unused of the wanted family, else of any */
-		for (i = 0; i < n && (used[i] || a[i].ss.ss_family != fam); i++)
-			;
-		if (i == n)
-			for (i = 0; used[i]; i++)
-				;
-		used[i] = true;
-		tmp[k++] = a[i];
-		fam = a[i].ss.ss_family == AF_INET ? AF_INET6 : AF_INET;
-	}
-	for (j = 0; j < n; j++)
-		a[j] = tmp[j];
-}
-
-int giong_tcp_connect(const char *text, struct giong_stream **ret)
-{
-	struct giong_addr a[CONNECT_ADDRS];
-	char host[GIONG__HOST_MAX];
-	unsigned port;
-	int n, r;
-
-	if (!ret)
-		return -EINVAL;
-	*ret = NULL;
-	if (!text)
-		return -EINVAL;
-	r = giong__net_addr_split(text, host, sizeof(host), &port);
-	if (r)
-		return r;
-	n = giong_resolve(host, port, AF_UNSPEC, a, CONNECT_ADDRS);
-	if (n < 0)
-		return n;
-	interleave(a, n);
-	/* One address after the other, until one answers; the caller's
-	 * deadline covers them all, and ends the tries when it passes. */
-	for (int i = 0; i < n; i++) {
-		r = giong_tcp_connect_addr(&a[i], ret);
-		if (!r || r == -ETIMEDOUT || r == -ECANCELED || r == GIONG_ENOTWORKER)
-			break;
-	}
-	return r;
 }
 
 int giong_tcp_set_nodelay(struct giong_stream *st, bool on)

@@ -511,6 +511,98 @@ static void test_slow_server(void **state)
 	close(fd);
 }
 
+/* ------------------------------------------- Happy Eyeballs (RFC 8305) */
+
+struct race_test {
+	int port;
+	int lookup, connect, peer;
+	bool v6_first, peer_ok;
+	uint64_t took;
+};
+
+static void race_main(unsigned w, void *arg)
+{
+	struct race_test *t = arg;
+	struct giong_addr a[4], peer;
+	struct giong_listener *l;
+	struct giong_stream *c, *s;
+	char addr[64];
+	uint64_t t0, saved;
+
+	(void)w;
+	if (!gt_check_int_equal(configure(NULL, "f", 0, 0), 0))
+		return;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", t->port);
+	if (!gt_check_int_equal(giong_tcp_listen(addr, NULL, &l), 0))
+		return;
+	t->lookup = giong_resolve("race.giong.test", 0, AF_UNSPEC, a, 4);
+	t->v6_first = t->lookup == 2 && a[0].ss.ss_family == AF_INET6;
+	snprintf(addr, sizeof(addr), "race.giong.test:%d", t->port);
+	t0 = giong_now_ms();
+	saved = giong_deadline_in(5000);
+	t->connect = giong_tcp_connect(addr, &c);
+	giong_deadline_restore(saved);
+	t->took = giong_now_ms() - t0;
+	if (!t->connect) {
+		t->peer = giong_stream_peer_addr(c, &peer);
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", t->port);
+		t->peer_ok = is_addr(&peer, addr);
+		if (giong_tcp_accept(l, &s) == 0)
+			giong_stream_close(s);
+		giong_stream_close(c);
+	}
+	giong_listener_close(l);
+	giong_sleep_ms(5); /* the cancelled try's close runs */
+}
+
+/* [::1]:port takes no connection (its accept queue is full, so the kernel
+ * drops the SYNs), 127.0.0.1:port does: the IPv4 try, started 250 ms after
+ * the IPv6 one, wins long before the deadline. */
+static void test_happy_eyeballs(void **state)
+{
+	struct race_test t = {0};
+	struct giong_config c = gt_config(1);
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t len = sizeof(sa);
+	int hole, fill[2], one = 1, fds;
+
+	(void)state;
+	if (!have_cares()) {
+		print_message("built without c-ares: the race test needs the hosts file\n");
+		return;
+	}
+	fds = gt_count_fds();
+	hole = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(hole >= 0);
+	setsockopt(hole, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(hole, (struct sockaddr *)&sa, sizeof(sa))) {
+		print_message("no ::1 here (%s): race test skipped\n", strerror(errno));
+		close(hole);
+		return;
+	}
+	assert_int_equal(listen(hole, 0), 0);
+	assert_int_equal(getsockname(hole, (struct sockaddr *)&sa, &len), 0);
+	t.port = ntohs(sa.sin6_port);
+	for (int i = 0; i < 2; i++) {
+		fill[i] = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		assert_true(fill[i] >= 0);
+		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	usleep(50 * 1000); /* the first filler's handshake fills the queue */
+	gt_run(&c, race_main, &t, NULL);
+	print_message("race: connected in %" PRIu64 " ms (IPv6 first: %d)\n", t.took, t.v6_first);
+	assert_int_equal(t.lookup, 2);
+	assert_int_equal(t.connect, 0);
+	assert_int_equal(t.peer, 0);
+	assert_true(t.peer_ok);
+	if (t.v6_first)
+		assert_in_range(t.took, 250, 3000);
+	for (int i = 0; i < 2; i++)
+		close(fill[i]);
+	close(hole);
+	gt_assert_fds(fds);
+}
+
 /* ------------------------------------------------ outside any worker */
 
 static void test_off_worker(void **state)
@@ -542,9 +634,14 @@ static int write_file(char *path, const char *text)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numeric),    cmocka_unit_test(test_hosts),
-		cmocka_unit_test(test_dns),        cmocka_unit_test(test_slow_server),
+		/* clang-format off */
+		cmocka_unit_test(test_numeric),
+		cmocka_unit_test(test_hosts),
+		cmocka_unit_test(test_dns),
+		cmocka_unit_test(test_slow_server),
+		cmocka_unit_test(test_happy_eyeballs),
 		cmocka_unit_test(test_off_worker),
+		/* clang-format on */
 	};
 	int r;
 
@@ -555,7 +652,9 @@ int main(void)
 				   "127.0.0.1 v4only.giong.test alias.giong.test\n"
 				   "::1\tv6only.giong.test\n"
 				   "127.0.0.1 both.giong.test\n"
-				   "::1 both.giong.test\n") ||
+				   "::1 both.giong.test\n"
+				   "::1 race.giong.test\n"
+				   "127.0.0.1 race.giong.test\n") ||
 	    write_file(resolv_path, "search dns.giong.test\n"
 				    "options ndots:1\n"
 				    "nameserver 192.0.2.53\n")) {
