@@ -2,7 +2,6 @@
 /* addr.c - socket addresses from and to text. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +9,9 @@
 
 #include <giong/net/addr.h>
 
-/* Split "host:port" / "[v6]:port" into @host (NUL-terminated) and a port. */
-static int split(const char *text, char *host, size_t hostlen, unsigned *port)
+#include "resolve.h"
+
+int giong__net_addr_split(const char *text, char *host, size_t hostlen, unsigned *port)
 {
 	const char *colon, *h = text;
 	size_t n;
@@ -46,7 +46,7 @@ static int split(const char *text, char *host, size_t hostlen, unsigned *port)
 	return 0;
 }
 
-static int numeric(const char *host, unsigned port, struct giong_addr *out)
+int giong__net_addr_numeric(const char *host, unsigned port, struct giong_addr *out)
 {
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&out->ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&out->ss;
@@ -79,39 +79,24 @@ int giong_addr_parse(const char *text, struct giong_addr *out)
 
 	if (!text || !out)
 		return -EINVAL;
-	ret = split(text, host, sizeof(host), &port);
-	return ret ? ret : numeric(host, port, out);
+	ret = giong__net_addr_split(text, host, sizeof(host), &port);
+	return ret ? ret : giong__net_addr_numeric(host, port, out);
 }
 
 int giong_addr_resolve(const char *text, struct giong_addr *out)
 {
-	char host[256];
+	char host[GIONG__HOST_MAX];
 	unsigned port;
-	struct addrinfo hints, *res = NULL;
 	int ret;
 
 	if (!text || !out)
 		return -EINVAL;
-	ret = split(text, host, sizeof(host), &port);
+	ret = giong__net_addr_split(text, host, sizeof(host), &port);
 	if (ret)
 		return ret;
-	if (numeric(host, port, out) == 0)
-		return 0;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	/* Blocking, documented in addr.h. */
-	if (getaddrinfo(host, NULL, &hints, &res) || !res)
-		return -EHOSTUNREACH;
-	ret = giong_addr_from(res->ai_addr, res->ai_addrlen, out);
-	freeaddrinfo(res);
-	if (ret)
-		return ret;
-	if (out->ss.ss_family == AF_INET)
-		((struct sockaddr_in *)&out->ss)->sin_port = htons((uint16_t)port);
-	else if (out->ss.ss_family == AF_INET6)
-		((struct sockaddr_in6 *)&out->ss)->sin6_port = htons((uint16_t)port);
-	return 0;
+	/* The first address in the order giong_resolve() gives. */
+	ret = giong_resolve(host, port, AF_UNSPEC, out, 1);
+	return ret < 0 ? ret : 0;
 }
 
 int giong_addr_from(const struct sockaddr *sa, socklen_t len, struct giong_addr *out)

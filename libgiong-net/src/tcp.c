@@ -51,18 +51,6 @@ int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **
 				       addr->len, &giong__net_tcp_ops, ret);
 }
 
-int giong_tcp_connect(const char *text, struct giong_stream **ret)
-{
-	struct giong_addr a;
-	int r;
-
-	if (!ret)
-		return -EINVAL;
-	*ret = NULL;
-	r = giong_addr_resolve(text, &a);
-	return r ? r : giong_tcp_connect_addr(&a, ret);
-}
-
 int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 {
 	int v = on;

@@ -4,9 +4,9 @@
  *
  * Accepted forms: "1.2.3.4:80", "[::1]:80", ":80" and "*:80" (any IPv4
  * address), "[::]:80" (any IPv6 address), "localhost:80". Parsing takes no
- * time and never resolves names; giong_addr_resolve() does, with a blocking
- * getaddrinfo() call (so it blocks the worker for as long as the resolver
- * takes: use numeric addresses on hot paths).
+ * time and never resolves names; giong_addr_resolve() does, through
+ * giong_resolve() (resolve.h): without blocking the worker in a task when
+ * libgiong-net is built with c-ares, with a blocking getaddrinfo() otherwise.
  */
 #ifndef GIONG_NET_ADDR_H
 #define GIONG_NET_ADDR_H
@@ -36,8 +36,10 @@ GIONG_API int giong_addr_parse(const char *text, struct giong_addr *out);
 
 /*
  * giong_addr_resolve() - like giong_addr_parse(), but a host name is looked
- * up with getaddrinfo() (blocking). Returns 0, -EINVAL, or
- * -EHOSTUNREACH when the name has no address.
+ * up with giong_resolve() and its first address (in RFC 6724's order) kept.
+ * Returns 0, -EINVAL, -EHOSTUNREACH when the name has no address, or
+ * another error of giong_resolve() (-ETIMEDOUT, -ECANCELED, -EIO, ...).
+ * May suspend (built with c-ares, in a task); otherwise blocks.
  */
 GIONG_API int giong_addr_resolve(const char *text, struct giong_addr *out);
 

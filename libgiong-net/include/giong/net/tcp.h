@@ -114,10 +114,18 @@ GIONG_API int giong_listener_pending(const struct giong_listener *l);
 GIONG_API int giong_listener_close(struct giong_listener *l);
 
 /*
- * giong_tcp_connect() - connect to @addr ("host:port"; a host name is
- * resolved with a blocking getaddrinfo(), see addr.h). Returns 0 and an
- * owned stream in *@ret, or -errno: -ECONNREFUSED, -ETIMEDOUT (deadline),
- * -EINVAL, -EHOSTUNREACH. May suspend. Owner worker only.
+ * giong_tcp_connect() - connect to @addr ("host:port", "[v6]:port"). A host
+ * name is resolved with giong_resolve() (without blocking the worker when
+ * built with c-ares; see resolve.h), and its addresses (up to 8, both
+ * families, taking turns) are raced as RFC 8305 (Happy Eyeballs) says: a
+ * try every 250 ms or as soon as the earlier ones failed, the first to
+ * connect wins, the others are cancelled. The task's deadline covers the
+ * lookup and every try.
+ * Returns 0 and an owned stream in *@ret, or -errno: the last try's
+ * (-ECONNREFUSED, -ENETUNREACH, ...), -ETIMEDOUT (deadline), -ECANCELED,
+ * -EINVAL, -ENOMEM, GIONG_ENOTWORKER (a name with several addresses,
+ * outside a task), or giong_resolve()'s (-EHOSTUNREACH: no such name).
+ * May suspend. Owner worker only.
  */
 GIONG_API int giong_tcp_connect(const char *addr, struct giong_stream **ret);
 
