@@ -5,7 +5,7 @@
  * core, each with its own listeners (SO_REUSEPORT) and its own cache of open files.
  *
  *   giong-serve [DIR] [--port N] [--https-port N]
- *               [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME]
+ *               [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME] [--tls-ciphers L]
  *               [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]
  *               [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]
  *
@@ -67,6 +67,7 @@ static void usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: " PROG " [DIR] [--port N] [--https-port N]\n"
 		"       [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME]\n"
+		"       [--tls-ciphers LIST]\n"
 		"       [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]\n"
 		"       [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]\n"
 		"       [--reuse-port]\n"
@@ -76,6 +77,7 @@ static void usage(int status)
 		"[::1] unless --bind names another address (0.0.0.0 or :: for every one).\n"
 		"  --self-signed        make a certificate for localhost now (openssl command)\n"
 		"  --tls-backend NAME   %s (default %s)\n"
+		"  --tls-ciphers LIST   TLS 1.3 suites, most preferred first, colon-separated\n"
 		"  --workers N          worker threads, one per core by default\n"
 		"  --log                an access-log line per request on standard output\n"
 		"  --no-listing         403 for a directory without index.html\n"
@@ -453,6 +455,8 @@ int main(int argc, char **argv)
 			tls.key = argv[++i];
 		else if (!strcmp(a, "--tls-backend"))
 			tls.backend = argv[++i];
+		else if (!strcmp(a, "--tls-ciphers"))
+			tls.ciphers13 = argv[++i];
 		else if (!strcmp(a, "--workers"))
 			g.cfg.workers = (unsigned)tool_number(PROG, a, argv[++i], 1, MAX_WORKERS);
 		else if (!strcmp(a, "--bind"))

@@ -217,6 +217,7 @@ void *serve_tls_config(const struct serve_tls_args *a)
 			giong_strerror(r));
 	}
 	if (!r && ((r = giong_tls_config_alpn(c, alpn, 1)) ||
+		   (a->ciphers13 && (r = giong_tls_config_ciphers(c, NULL, a->ciphers13))) ||
 		   (r = giong_tls_config_check(c, why, sizeof(why))))) {
 		/* The files are read by now; what is wrong with them shows here. */
 		if (a->cert)

@@ -14,6 +14,7 @@
 struct serve_tls_args {
 	const char *cert, *key; /* PEM files (both or neither) */
 	const char *backend;    /* "wolfssl", "openssl" */
+	const char *ciphers13;  /* TLS 1.3 suites ("TLS_AES_128_GCM_SHA256:..."); NULL: default */
 	bool self_signed;       /* make an ECDSA P-256 certificate for localhost now */
 };
 
