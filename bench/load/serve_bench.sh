@@ -39,7 +39,8 @@
 #                     "" for none): round 1, perf record over a --perf-secs S (3) run of
 #                     each of its cases, perf_top.sh's top functions
 #   --trace "LIST"    servers whose system calls are counted by name (perf trace -s) over a
-#                     --perf-secs run of each case, round 1 (default "serve nginx")
+#                     --perf-secs run of each case, with context switches and io_uring
+#                     requests (perf stat), round 1 (default "serve nginx")
 #   --syscalls M      auto|perf|none (default auto): system calls per request (round 1)
 #   --server-cpu N    CPU for the servers (default 1); --client-cpu N for wrk (default 0)
 #   --port-base P     first port (default 7800)
@@ -73,7 +74,7 @@ server_list="nginx h2o serve nginx-tls serve-openssl serve-wolfssl"
 # shellcheck disable=SC2034 # sys_secs: read by the imported count_syscalls()
 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 port_base=7800 raw_out="" retries=1
 perf_list="serve nginx serve-openssl serve-wolfssl" trace_list="serve nginx" perf_secs=3
-max_other=0.2 wait_quiet=0
+max_other=0.2 wait_quiet=0 stat_events=context-switches
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -87,7 +88,7 @@ while [[ $# -gt 0 ]]; do
 	--trace) trace_list=$2; shift 2 ;;
 	--perf-secs) perf_secs=$2; shift 2 ;;
 	--quick) rounds=1 secs=2 warmup=0 sys_secs=1 perf_secs=2; shift ;;
-	-h|--help) sed -n '3,56p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,/^set -euo/{ /^#/p }' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
@@ -114,6 +115,9 @@ if [[ $syscalls == auto ]]; then
 fi
 case $syscalls in perf|none) ;; *) die "--syscalls: auto, perf or none" ;; esac
 command -v perf >/dev/null || { [[ -z $perf_list$trace_list ]] || say "no perf: no profiles"; perf_list="" trace_list=""; }
+if [[ -n $trace_list ]] && perf stat -e io_uring:io_uring_submit_req,io_uring:io_uring_queue_async_work -- true >/dev/null 2>&1; then
+	stat_events+=,io_uring:io_uring_submit_req,io_uring:io_uring_queue_async_work
+fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 make_work serve_bench SERVE_BENCH_KEEP
@@ -229,29 +233,41 @@ copy_share() {
 			" functions: %.2f %% (%s )\n", c, cl, p, pl }'
 }
 
-# trace_syscalls IDX CASE: system calls by name per request (perf trace -s over a run)
+# trace_syscalls IDX CASE: system calls by name per request (perf trace -s over a run), and
+# in the same run context switches, io_uring requests and those handed to io-wq workers
+# (perf stat; the io_uring tracepoints where the kernel has them)
 trace_syscalls() {
-	local path=${2%%:*} rest=${2#*:} data=$WORK/trace.${names[$1]}.${2//[\/:]/_} tool wout reqs
-	rm -f "$data"
+	local path=${2%%:*} rest=${2#*:} data=$WORK/trace.${names[$1]}.${2//[\/:]/_} tools=() t
+	local wout reqs pids
+	pids=$(tree "$srv_pid" | paste -sd,)
+	rm -f "$data" "$data.stat"
 	taskset -c "$client_cpu" timeout -s INT $((perf_secs + 20)) perf trace -s -o "$data" \
-		-p "$(tree "$srv_pid" | paste -sd,)" >/dev/null 2>&1 &
-	tool=$!
-	live_pids+=("$tool")
+		-p "$pids" >/dev/null 2>&1 &
+	tools+=($!)
+	taskset -c "$client_cpu" timeout -s INT $((perf_secs + 20)) perf stat -x, -o "$data.stat" \
+		-e "$stat_events" -p "$pids" >/dev/null 2>&1 &
+	tools+=($!)
+	live_pids+=("${tools[@]}")
 	sleep 0.5
 	wout=$(wrk_run "$path" "${rest%%:*}" 1 "$perf_secs" 2>&1) || true
-	kill -INT "$tool" 2>/dev/null || true
-	wait "$tool" 2>/dev/null || true
-	forget_pid "$tool"
+	for t in "${tools[@]}"; do
+		kill -INT "$t" 2>/dev/null || true
+		wait "$t" 2>/dev/null || true
+		forget_pid "$t"
+	done
 	reqs=$(parse_wrk "$wout" | awk '{ print $2 }')
 	{
 		echo
 		echo "${names[$1]}, $(label "$2"): system calls per request (perf trace -s over a" \
-			"${perf_secs} s run of ${reqs:-?} requests; perf trace slows the server):"
+			"${perf_secs} s run of ${reqs:-?} requests; perf trace slows the server), and other" \
+			"counts per request over the same run (perf stat):"
 		echo
 		echo '```'
 		awk -v r="${reqs:-0}" '$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 { n[$1] += $2 }
 			END { for (s in n) printf "%-16s %10d  %8.3f/req\n", s, n[s], (r ? n[s] / r : 0) }' \
 			"$data" 2>/dev/null | sort -k2,2nr | head -12
+		awk -F, -v r="${reqs:-0}" '$1 ~ /^[0-9]+$/ && $3 != "" {
+			printf "%-40s %10d  %8.3f/req\n", $3, $1, (r ? $1 / r : 0) }' "$data.stat" 2>/dev/null
 		echo '```'
 	} >>"$PROF"
 }

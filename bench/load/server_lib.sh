@@ -131,14 +131,14 @@ make_cert() {
 		{ cat "$1/openssl.log" >&2; die "openssl could not make the certificate"; }
 }
 
-# set_cmdline SCRIPT ARGS...: CMDLINE, the command as run (words with spaces quoted), for
-# the output
+# set_cmdline SCRIPT ARGS...: CMDLINE, the command as run (empty words and words with spaces
+# quoted), for the output
 set_cmdline() {
 	local a
 	CMDLINE=$1
 	shift
 	for a in "$@"; do
-		if [[ $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
+		if [[ -z $a || $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
 	done
 }
 
