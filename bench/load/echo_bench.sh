@@ -46,10 +46,7 @@ BENCH=echo_bench
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BENCH_LOAD_BIN:-$ROOT/build/bench-load}
 PINGPONG=$BIN/pingpong
-CMDLINE="bench/load/echo_bench.sh"
-for a in "$@"; do
-	if [[ $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
-done
+set_cmdline bench/load/echo_bench.sh "$@"
 
 rounds=3 secs=4 warmup=0.5 conns_list="1 50 1000" sizes_list="64 1024"
 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 client_threads=1 port_base=7300
@@ -64,25 +61,13 @@ while [[ $# -gt 0 ]]; do
 		names[${#names[@]}-1]=$2; shift 2 ;;
 	--no-peers) peers=0; shift ;;
 	--baseline) baseline=$2; shift 2 ;;
-	--rounds) rounds=$2; shift 2 ;;
-	--secs) secs=$2; shift 2 ;;
-	--warmup) warmup=$2; shift 2 ;;
 	--conns) conns_list=$2; shift 2 ;;
 	--sizes) sizes_list=$2; shift 2 ;;
-	--syscalls) syscalls=$2; shift 2 ;;
-	--syscall-secs) sys_secs=$2; shift 2 ;;
-	--server-cpu) server_cpu=$2; shift 2 ;;
-	--client-cpu) client_cpu=$2; shift 2 ;;
 	--client-threads) client_threads=$2; shift 2 ;;
 	--rate) rate=$2; shift 2 ;;
-	--port-base) port_base=$2; shift 2 ;;
-	--raw) raw_out=$2; shift 2 ;;
-	--retries) retries=$2; shift 2 ;;
-	--max-other) max_other=$2; shift 2 ;;
-	--wait-quiet) wait_quiet=$2; shift 2 ;;
 	--quick) rounds=1 secs=1.5 warmup=0.3 sys_secs=1; shift ;;
 	-h|--help) sed -n '3,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown option '$1' (--help)" ;;
+	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
 
@@ -99,8 +84,7 @@ for t in taskset ss; do command -v $t >/dev/null || die "$t is required"; done
 
 # --- syscall counting method -------------------------------------------------------------------
 if [[ $syscalls == auto ]]; then
-	if command -v perf >/dev/null &&
-		perf stat -x, -e raw_syscalls:sys_enter -- true 2>&1 | grep -q '^[0-9]'; then
+	if perf_syscalls; then
 		syscalls=perf
 	elif command -v strace >/dev/null; then
 		syscalls=strace

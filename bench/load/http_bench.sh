@@ -57,10 +57,7 @@ BENCH=http_bench
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BENCH_LOAD_BIN:-$ROOT/build/bench-load}
 LUA=$HERE/wrk/pipeline.lua
-CMDLINE="bench/load/http_bench.sh"
-for a in "$@"; do
-	if [[ $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
-done
+set_cmdline bench/load/http_bench.sh "$@"
 
 rounds=5 secs=4 warmup=1 conns_list="1 50 1000 5000" paths_list="/users" path_conns=50
 pipeline=16 cases_opt="" idle=10000 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0
@@ -77,27 +74,15 @@ while [[ $# -gt 0 ]]; do
 	--no-peers) peers=0; shift ;;
 	--peers) peer_list=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
-	--rounds) rounds=$2; shift 2 ;;
-	--secs) secs=$2; shift 2 ;;
-	--warmup) warmup=$2; shift 2 ;;
 	--conns) conns_list=$2; shift 2 ;;
 	--paths) paths_list=$2; shift 2 ;;
 	--path-conns) path_conns=$2; shift 2 ;;
 	--pipeline) pipeline=$2; shift 2 ;;
 	--cases) cases_opt=$2; shift 2 ;;
 	--idle) idle=$2; shift 2 ;;
-	--syscalls) syscalls=$2; shift 2 ;;
-	--syscall-secs) sys_secs=$2; shift 2 ;;
-	--server-cpu) server_cpu=$2; shift 2 ;;
-	--client-cpu) client_cpu=$2; shift 2 ;;
-	--port-base) port_base=$2; shift 2 ;;
-	--raw) raw_out=$2; shift 2 ;;
-	--retries) retries=$2; shift 2 ;;
-	--max-other) max_other=$2; shift 2 ;;
-	--wait-quiet) wait_quiet=$2; shift 2 ;;
 	--quick) rounds=1 secs=2 warmup=0 sys_secs=1 idle=2000; shift ;;
 	-h|--help) sed -n '3,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown option '$1' (--help)" ;;
+	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
 for v in rounds secs warmup sys_secs idle pipeline path_conns retries wait_quiet; do
@@ -119,7 +104,8 @@ fi
 [[ ${#cases[@]} -gt 0 ]] || die "no case to run"
 
 # --- servers ----------------------------------------------------------------------------------
-WORK=$(mktemp -d /tmp/http_bench.XXXXXX)
+# the scratch directory, removed at the end (HTTP_BENCH_KEEP=1 keeps it)
+make_work http_bench HTTP_BENCH_KEEP
 if [[ $peers -eq 1 ]]; then
 	pc=() pn=()
 	for p in $peer_list; do
@@ -156,8 +142,7 @@ for c in "${cases[@]}"; do
 done
 
 if [[ $syscalls == auto ]]; then
-	if command -v perf >/dev/null &&
-		perf stat -x, -e raw_syscalls:sys_enter -- true 2>&1 | grep -q '^[0-9]'; then
+	if perf_syscalls; then
 		syscalls=perf
 	else
 		syscalls=none
@@ -166,14 +151,6 @@ fi
 case $syscalls in perf|none) ;; *) die "--syscalls: auto, perf or none" ;; esac
 
 "$HERE/http-peers/make_bodies.sh" "$WORK/ref"
-
-# --- cleanup ----------------------------------------------------------------------------------
-cleanup() {
-	kill_live
-	if [[ -n ${HTTP_BENCH_KEEP:-} ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 
 

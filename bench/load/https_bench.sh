@@ -17,7 +17,7 @@
 #
 # The measuring machinery is http_bench.sh's and server_lib.sh's: server_lib.sh is sourced,
 # and http_bench.sh's measure(), count_syscalls(), parse_wrk() and its table helpers are
-# read from that file (import_fns below), with wrk_run() replaced by an HTTPS one.
+# read from that file (server_lib.sh's import_fns), with wrk_run() replaced by an HTTPS one.
 #
 # usage: bench/load/https_bench.sh [options]
 #   --servers "LIST"  which servers, from: nginx openssl wolfssl (the suite of --suite) and
@@ -62,26 +62,8 @@ BENCH=https_bench
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BENCH_LOAD_BIN:-$ROOT/build/bench-load}
 HTTP=${GIONG_HTTP:-$ROOT/build/bin/http}
-CMDLINE="bench/load/https_bench.sh"
-for a in "$@"; do
-	if [[ $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
-done
+set_cmdline bench/load/https_bench.sh "$@"
 
-# import_fns FILE NAME...: define the named functions of FILE here. A function starts with a
-# line "NAME() {" and goes on over the lines indented with a tab, up to a "}" of its own.
-import_fns() {
-	local file=$1 f
-	shift
-	eval "$(awk -v want=" $* " '
-		/^[a-z_]+\(\) \{/ { n = substr($0, 1, index($0, "(") - 1); on = index(want, " " n " ") > 0
-			if (on) print; next }
-		on && /^\t/ { print; next }
-		on && /^\}$/ { print }
-		{ on = 0 }' "$file")"
-	for f in "$@"; do
-		declare -F "$f" >/dev/null || die "$file no longer defines $f()"
-	done
-}
 import_fns "$HERE/http_bench.sh" tree cpu_ticks rss_kib to_us to_bytes parse_wrk measure \
 	count_syscalls vals median spread med cell ratio
 
@@ -97,25 +79,14 @@ while [[ $# -gt 0 ]]; do
 	--servers) server_list=$2; shift 2 ;;
 	--suite) suite=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
-	--rounds) rounds=$2; shift 2 ;;
-	--secs) secs=$2; shift 2 ;;
-	--warmup) warmup=$2; shift 2 ;;
 	--cases) cases_opt=$2; shift 2 ;;
 	--idle) idle=$2; shift 2 ;;
 	--idle-rounds) idle_rounds=$2; shift 2 ;;
 	--perf) perf_list=$2; shift 2 ;;
 	--perf-secs) perf_secs=$2; shift 2 ;;
-	--syscalls) syscalls=$2; shift 2 ;;
-	--server-cpu) server_cpu=$2; shift 2 ;;
-	--client-cpu) client_cpu=$2; shift 2 ;;
-	--port-base) port_base=$2; shift 2 ;;
-	--raw) raw_out=$2; shift 2 ;;
-	--retries) retries=$2; shift 2 ;;
-	--max-other) max_other=$2; shift 2 ;;
-	--wait-quiet) wait_quiet=$2; shift 2 ;;
 	--quick) rounds=1 secs=2 warmup=0 idle=1000 idle_rounds=1 perf_secs=2; shift ;;
 	-h|--help) sed -n '3,54p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown option '$1' (--help)" ;;
+	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
 for v in rounds secs warmup idle idle_rounds perf_secs retries wait_quiet; do
@@ -137,26 +108,15 @@ done
 	die "no idle_tls: cmake -S bench/load -B build/bench-load-cmake && cmake --build build/bench-load-cmake --target idle_tls"
 if [[ $syscalls == auto ]]; then
 	syscalls=none
-	command -v perf >/dev/null &&
-		perf stat -x, -e raw_syscalls:sys_enter -- true 2>&1 | grep -q '^[0-9]' && syscalls=perf
+	perf_syscalls && syscalls=perf
 fi
 case $syscalls in perf|none) ;; *) die "--syscalls: auto, perf or none" ;; esac
 [[ -z $perf_list ]] || command -v perf >/dev/null || { say "no perf: no profiles"; perf_list=""; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-WORK=$(mktemp -d /tmp/https_bench.XXXXXX)
-cleanup() {
-	kill_live
-	if [[ -n ${HTTPS_BENCH_KEEP:-} ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work https_bench HTTPS_BENCH_KEEP
 
-# The certificate everyone presents: ECDSA P-256, self-signed for localhost.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
-	-subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-	-keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>"$WORK/openssl.log" ||
-	{ cat "$WORK/openssl.log" >&2; die "openssl could not make the certificate"; }
+make_cert "$WORK"
 "$HERE/http-peers/make_bodies.sh" "$WORK/ref"
 
 # --- the servers: cmds[], names[], and suites[] (the suite each must negotiate) ---------------
@@ -182,12 +142,15 @@ done
 [[ ${#names[@]} -gt 0 ]] || die "no server to run"
 
 # wrk_run PATH CONNS MODE SECS -> wrk's output, then "CLIENT_TICKS n" (wrk's user+sys), as
-# http_bench.sh's, over HTTPS; MODE 0 closes the connection after each response.
+# http_bench.sh's, over HTTPS; MODE 0 closes the connection after each response. (Also
+# serve_bench.sh's, which sets $scheme, http or https, and $client_env, VAR=VALUE words
+# for wrk's environment.)
+client_env=()
 wrk_run() {
 	local args=(-t1 -c "$2" -d "${4}s" --timeout 5s --latency) TIMEFORMAT='CLIENT_SECS %U %S'
 	[[ $3 -eq 0 ]] && args+=(-H "Connection: close")
-	{ time timeout -k 5 $(($4 + 30)) taskset -c "$client_cpu" wrk "${args[@]}" \
-		"https://127.0.0.1:$srv_port$1"; } 2>&1 |
+	{ time timeout -k 5 $(($4 + 30)) env "${client_env[@]}" taskset -c "$client_cpu" wrk \
+		"${args[@]}" "${scheme:-https}://127.0.0.1:$srv_port$1"; } 2>&1 |
 		awk -v hz="$HZ" '$1 == "CLIENT_SECS" { printf "CLIENT_TICKS %.0f\n", ($2 + $3) * hz; next } 1'
 }
 

@@ -1,6 +1,7 @@
-# bench/load/server_lib.sh - what the load benchmarks (echo_bench.sh, http_bench.sh) share:
-# starting and stopping the servers under test pinned to a CPU, their ports, the processes
-# left to end, and waiting for the machine to be quiet. Sourced, not run.
+# bench/load/server_lib.sh - what the load benchmarks (echo_bench.sh, http_bench.sh,
+# https_bench.sh, serve_bench.sh) share: starting and stopping the servers under test pinned
+# to a CPU, their ports, the processes left to end, waiting for the machine to be quiet,
+# taking functions from another script, the test certificate. Sourced, not run.
 #
 # The sourcing script sets: BENCH (its name, for messages), WORK (a scratch directory),
 # cmds[] and names[] (the servers' commands, {port} standing for the port, and names),
@@ -102,4 +103,73 @@ wait_for_quiet() {
 		awk -v l="$load" -v m="$max_other" 'BEGIN { exit !(l <= m) }' && return 0
 	done
 	say "CPUs still busy ($load) after ${wait_quiet}s; measuring anyway"
+}
+
+# import_fns FILE NAME...: define the named functions of FILE here. A function starts with a
+# line "NAME() {" and goes on over the lines indented with a tab, up to a "}" of its own.
+# (https_bench.sh and serve_bench.sh take http_bench.sh's measuring functions this way.)
+import_fns() {
+	local file=$1 f
+	shift
+	eval "$(awk -v want=" $* " '
+		/^[a-z_]+\(\) \{/ { n = substr($0, 1, index($0, "(") - 1); on = index(want, " " n " ") > 0
+			if (on) print; next }
+		on && /^\t/ { print; next }
+		on && /^\}$/ { print }
+		{ on = 0 }' "$file")"
+	for f in "$@"; do
+		declare -F "$f" >/dev/null || die "$file no longer defines $f()"
+	done
+}
+
+# make_cert DIR: DIR/cert.pem and DIR/key.pem, the certificate every HTTPS server of the
+# benchmarks presents: ECDSA P-256, self-signed for localhost and 127.0.0.1, made now.
+make_cert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
+		-subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+		-keyout "$1/key.pem" -out "$1/cert.pem" 2>"$1/openssl.log" ||
+		{ cat "$1/openssl.log" >&2; die "openssl could not make the certificate"; }
+}
+
+# set_cmdline SCRIPT ARGS...: CMDLINE, the command as run (empty words and words with spaces
+# quoted), for the output
+set_cmdline() {
+	local a
+	CMDLINE=$1
+	shift
+	for a in "$@"; do
+		if [[ -z $a || $a =~ [[:space:]] ]]; then CMDLINE+=" \"$a\""; else CMDLINE+=" $a"; fi
+	done
+}
+
+# take_opt OPTION VALUE: sets the variable of an option every load benchmark takes (--rounds,
+# --secs, --warmup, --syscalls, --syscall-secs, --server-cpu, --client-cpu, --port-base,
+# --raw, --retries, --max-other, --wait-quiet: rounds ... wait_quiet, sys_secs, raw_out);
+# false for another option. The caller shifts 2.
+take_opt() {
+	local v
+	case $1 in
+	--raw) v=raw_out ;;
+	--syscall-secs) v=sys_secs ;;
+	--rounds|--secs|--warmup|--syscalls|--server-cpu|--client-cpu|--port-base|--retries|--max-other|--wait-quiet)
+		v=${1#--} v=${v//-/_} ;;
+	*) return 1 ;;
+	esac
+	[[ $# -ge 2 ]] || die "$1 needs a value"
+	printf -v "$v" '%s' "$2"
+}
+
+# perf_syscalls: true if perf can count system calls (raw_syscalls:sys_enter) here
+perf_syscalls() {
+	command -v perf >/dev/null &&
+		perf stat -x, -e raw_syscalls:sys_enter -- true 2>&1 | grep -q '^[0-9]'
+}
+
+# make_work NAME KEEP: WORK, a new scratch directory /tmp/NAME.XXXXXX; on exit the processes
+# still live are ended (kill_live) and WORK removed, unless the variable named KEEP is set
+make_work() {
+	WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+	keep_var=$2
+	trap 'kill_live; if [[ -n ${!keep_var:-} ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi' EXIT
+	trap 'exit 130' INT TERM
 }
