@@ -23,7 +23,9 @@
 #
 # usage: bench/load/serve_bench.sh [options]
 #   --servers "LIST"  from: nginx h2o serve (plain HTTP) and nginx-tls serve-openssl
-#                     serve-wolfssl (HTTPS) (default: all six); serve is $GIONG_SERVE
+#                     serve-wolfssl (HTTPS) (default: all six); serve-b: $GIONG_SERVE_B, for an
+#                     A/B of two builds (a lib/ beside a binary is used for its libraries);
+#                     serve is $GIONG_SERVE
 #                     (default build/bin/serve; --serve BIN), serve-* the same with
 #                     --tls-backend openssl|wolfssl
 #   --serve BIN       giong-serve's binary (overrides $GIONG_SERVE)
@@ -137,6 +139,12 @@ printf '%s\n' 'openssl_conf = conf' '[conf]' 'ssl_conf = ssl' '[ssl]' 'system_de
 client_env=("OPENSSL_CONF=$WORK/client.cnf")
 
 # --- the servers: cmds[], names[], schemes[] ----------------------------------------------------
+# with_libs BIN: the command running BIN with the libraries of a lib/ directory beside it,
+# if there is one (an A/B copy of a build: its own libgiong-*.so, not the RUNPATH's).
+with_libs() {
+	if [[ -d $(dirname "$1")/lib ]]; then echo "env LD_LIBRARY_PATH=$(dirname "$1")/lib $1"
+	else echo "$1"; fi
+}
 serve_help=""
 need_serve() {
 	[[ -n $serve_help ]] && return 0
@@ -155,9 +163,15 @@ for s in $server_list; do
 		nginx -V 2>&1 | grep -q -- --with-http_ssl_module || die "this nginx has no ssl module"
 		cmds+=("$HERE/serve-peers/peer.sh nginx {port} $WORK/$s $WWW $WORK/cert.pem $WORK/key.pem $suite")
 		schemes+=(https) ;;
-	serve)
+	serve|serve-b)
 		need_serve
-		cmds+=("$SERVE $WWW --port {port} --workers 1 --bind 127.0.0.1 $serve_args") schemes+=(http) ;;
+		bin=$SERVE
+		if [[ $s == serve-b ]]; then
+			bin=${GIONG_SERVE_B:-}
+			[[ -x $bin ]] || die "serve-b: \$GIONG_SERVE_B is not a program ('$bin')"
+		fi
+		cmds+=("$(with_libs "$bin") $WWW --port {port} --workers 1 --bind 127.0.0.1 $serve_args")
+		schemes+=(http) ;;
 	serve-openssl|serve-wolfssl)
 		need_serve
 		# the plain listener it also opens, on a port of its own (not measured)
@@ -337,7 +351,7 @@ echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
 	"wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'); giong-serve $SERVE${serve_args:+ $serve_args};" \
 	"server on CPU $server_cpu, \`wrk -t1\` on CPU $client_cpu; $rounds round(s) of $secs s (after a" \
 	"$warmup s warm-up run), medians (min–max over the rounds). $(date -u '+%Y-%m-%d %H:%M UTC')."
-if has nginx || has h2o || has serve; then
+if has nginx || has h2o || has serve || has serve-b; then
 	echo
 	echo "Plain HTTP, ratios to nginx:"
 	echo

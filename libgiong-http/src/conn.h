@@ -103,7 +103,12 @@ struct giong__http_worker {
 	bool shutting_down;            /* idle connections were closed for shutdown */
 	struct giong_waitq conns_wait; /* a connection ended (limit, last one) */
 	struct giong_waitq sweep_wait; /* the sweeper: something parked, or shutdown */
-	int pipes[8][2];               /* splice pipes kept for sendfile */
+	/* Splice pipes kept for sendfile (empty ones: GIONG__HTTP_PIPES at most, enough for
+	 * the connections that splice at once on a busy worker; more are made and closed). */
+	struct giong__http_pipe {
+		int fd[2];
+		unsigned size; /* its capacity: what one splice into it moves */
+	} pipes[32];
 	unsigned npipes;
 };
 

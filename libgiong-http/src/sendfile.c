@@ -2,7 +2,10 @@
 /*
  * sendfile.c - a response body from an open file (giong_http_response_sendfile()),
  * through core's operation layer (http links core and net only, not fs):
- *  - a small body is read straight into the batch and leaves with it;
+ *  - a small body is read straight into the batch and leaves with it (a
+ *    read through the ring: a direct preadv2(RWF_NOWAIT) first was measured
+ *    and cost more, two system calls a response where the ring's reads of
+ *    all the responses of a tick share one io_uring_enter: bench/results/serve.md);
  *  - to a plain socket, a larger one is spliced: file -> pipe -> socket, so
  *    the bytes go from the page cache to the socket without a copy through
  *    user space; the pipes are the worker's, kept for reuse while empty;
@@ -17,7 +20,7 @@
 
 #include "conn.h"
 
-/* What one splice into the pipe moves: the default pipe size. */
+/* What one splice into a pipe moves when its size cannot be known: the default. */
 #define SPLICE_CHUNK (64u * 1024)
 /* The read buffer for streams that cannot splice. */
 #define READ_CHUNK (64u * 1024)
@@ -43,46 +46,62 @@ static int splice_once(int in, int64_t off_in, int out, unsigned len)
 	return giong_io(sqe);
 }
 
-/* A pipe of the worker's (blocking: a splice that must wait is the
- * kernel's worker thread's to wait in, not a retry loop's), or -errno. */
-static int pipe_get(struct giong__http_worker *w, int p[2])
+/*
+ * The capacity asked for a splice pipe: each splice moves at most a pipe's worth, and
+ * io_uring runs every splice in its worker threads (a hand-off and two context switches
+ * each), so a 1 MiB body in the default 64 KiB pipe costs 32 of them; in 256 KiB, 8. A pipe
+ * holds references to page-cache pages, not copies, so its capacity costs no memory until
+ * it is filled; it counts against the user's pipe quota (fs.pipe-user-pages-soft, 64 MiB by
+ * default), which 32 pipes of 256 KiB per worker leave room in. Refused (quota, or
+ * fs.pipe-max-size lowered), the pipe keeps its default size.
+ */
+#define PIPE_SIZE (256u * 1024)
+
+/* A pipe of the worker's (blocking: a splice that must wait is the kernel's worker
+ * thread's to wait in, not a retry loop's), or -errno. */
+static int pipe_get(struct giong__http_worker *w, struct giong__http_pipe *p)
 {
+	int size;
+
 	if (w->npipes) {
-		w->npipes--;
-		p[0] = w->pipes[w->npipes][0];
-		p[1] = w->pipes[w->npipes][1];
+		*p = w->pipes[--w->npipes];
 		return 0;
 	}
-	return pipe2(p, O_CLOEXEC) ? -errno : 0;
+	if (pipe2(p->fd, O_CLOEXEC))
+		return -errno;
+	size = fcntl(p->fd[1], F_SETPIPE_SZ, PIPE_SIZE);
+	if (size < 0)
+		size = fcntl(p->fd[1], F_GETPIPE_SZ);
+	p->size = size > 0 ? (unsigned)size : SPLICE_CHUNK;
+	return 0;
 }
 
 /* Back to the worker if empty (@clean), else closed: bytes left in a pipe
  * would be the next response's. */
-static void pipe_put(struct giong__http_worker *w, int p[2], bool clean)
+static void pipe_put(struct giong__http_worker *w, struct giong__http_pipe *p, bool clean)
 {
 	if (clean && w->npipes < sizeof(w->pipes) / sizeof(w->pipes[0])) {
-		w->pipes[w->npipes][0] = p[0];
-		w->pipes[w->npipes][1] = p[1];
-		w->npipes++;
+		w->pipes[w->npipes++] = *p;
 		return;
 	}
-	close(p[0]);
-	close(p[1]);
+	close(p->fd[0]);
+	close(p->fd[1]);
 }
 
 static int by_splice(struct giong__http_frame *f, int sock, int fd, uint64_t off, uint64_t len)
 {
 	uint64_t saved = giong_deadline_in(f->c->w->srv->limits.write_timeout_ms);
-	int p[2], r = 0;
+	struct giong__http_pipe p;
+	int r = 0;
 	bool clean = true;
 
-	if ((r = pipe_get(f->c->w, p))) {
+	if ((r = pipe_get(f->c->w, &p))) {
 		giong_deadline_restore(saved);
 		return r;
 	}
 	while (len && r == 0) {
-		unsigned want = len < SPLICE_CHUNK ? (unsigned)len : SPLICE_CHUNK;
-		int in = splice_once(fd, (int64_t)off, p[1], want);
+		unsigned want = len < p.size ? (unsigned)len : p.size;
+		int in = splice_once(fd, (int64_t)off, p.fd[1], want);
 
 		if (in <= 0) {
 			r = in ? in : -EIO; /* 0: the file ended before len */
@@ -90,7 +109,7 @@ static int by_splice(struct giong__http_frame *f, int sock, int fd, uint64_t off
 		}
 		clean = false;
 		for (int moved = 0; moved < in && r == 0;) {
-			int n = splice_once(p[0], -1, sock, (unsigned)(in - moved));
+			int n = splice_once(p.fd[0], -1, sock, (unsigned)(in - moved));
 
 			if (n <= 0)
 				r = n ? n : -EPIPE;
@@ -102,7 +121,7 @@ static int by_splice(struct giong__http_frame *f, int sock, int fd, uint64_t off
 		off += (uint64_t)in;
 		len -= (uint64_t)in;
 	}
-	pipe_put(f->c->w, p, clean);
+	pipe_put(f->c->w, &p, clean);
 	giong_deadline_restore(saved);
 	if (r == -ETIMEDOUT)
 		f->c->w->stats.write_timeouts++;
@@ -148,6 +167,7 @@ int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_
 	int sock, r;
 
 	if (len <= GIONG__HTTP_COPY_MAX) {
+	
 		/* Into the batch: it is not in flight after reserve, and the
 		 * read's target is lent to the kernel until giong_io returns. */
 		if ((r = giong__http_frame_reserve(f, (size_t)len)))

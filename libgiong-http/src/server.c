@@ -70,8 +70,8 @@ static void worker_free(struct giong__http_worker *w)
 		free(b);
 	}
 	for (unsigned i = 0; i < w->npipes; i++) {
-		close(w->pipes[i][0]);
-		close(w->pipes[i][1]);
+		close(w->pipes[i].fd[0]);
+		close(w->pipes[i].fd[1]);
 	}
 	free(w);
 }
