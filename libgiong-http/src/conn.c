@@ -366,13 +366,14 @@ static int answer_buffered(struct giong__http_frame *f)
 	const struct giong_http_limits *lim = &f->c->w->srv->limits;
 	int n, r;
 
-	while (f->len && !f->c->last) {
+	while (f->in.len && !f->c->last) {
 		if (!f->head_started) {
 			f->head_started = true;
 			f->head_deadline = giong_now_ms() + lim->head_timeout_ms;
 			memset(&f->scan, 0, sizeof(f->scan));
 		}
-		n = giong__http_parse_head(f->data, f->len, lim, &f->scan, &f->req.head, f->fields);
+		n = giong__http_parse_head(f->in.data, f->in.len, lim, &f->scan, &f->req.head,
+					   f->fields);
 		if (n == 0)
 			return 1;
 		f->c->w->stats.requests++;
@@ -381,8 +382,8 @@ static int answer_buffered(struct giong__http_frame *f)
 			refuse(f, -n);
 			return 0;
 		}
-		f->data += n;
-		f->len -= (size_t)n;
+		f->in.data += n;
+		f->in.len -= (size_t)n;
 		if ((r = answer(f)))
 			return r;
 	}
@@ -410,7 +411,7 @@ static void conn_finish(struct giong__http_frame *f, bool flush)
 {
 	struct giong__http_conn *c = f->c;
 
-	if (flush && giong__http_frame_write(f, NULL, 0) == 0 && !f->eof) {
+	if (flush && giong__http_frame_write(f, NULL, 0) == 0 && !f->in.eof) {
 		uint64_t saved = giong_deadline_in(1000);
 		const char *p;
 		ssize_t n;
