@@ -178,29 +178,8 @@ static int wait_sent(struct giong__http_frame *f)
 static int write_all(struct giong__http_frame *f, struct iovec *iov, int n)
 {
 	uint64_t saved = giong_deadline_in(f->c->w->srv->limits.write_timeout_ms);
-	int r = 0;
+	int r = giong__http_writev_all(f->c->s, iov, n);
 
-	while (n > 0 && r == 0) {
-		ssize_t k;
-
-		if (!iov->iov_len) {
-			iov++, n--;
-			continue;
-		}
-		k = giong_stream_writev(f->c->s, iov, n);
-		if (k <= 0) {
-			r = k ? (int)k : -EPIPE;
-			break;
-		}
-		while (n > 0 && (size_t)k >= iov->iov_len) {
-			k -= (ssize_t)iov->iov_len;
-			iov++, n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-	}
 	giong_deadline_restore(saved);
 	if (r == -ETIMEDOUT)
 		f->c->w->stats.write_timeouts++;

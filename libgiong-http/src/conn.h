@@ -29,6 +29,7 @@
 #include "giong_private.h"
 #include "out.h"
 #include "request.h"
+#include "slots.h"
 
 /* The most bytes queued in one batch before it is written out mid-way. */
 #define GIONG__HTTP_BATCH_MAX (256u * 1024)
@@ -120,12 +121,7 @@ struct giong_http_server {
 	bool proxy_protocol;
 	/* Per worker, each made by its worker on its first serve; the table is
 	 * made once (compare-and-swap) with giong_worker_count() entries. */
-	_Atomic(struct giong__http_workers *) workers;
-};
-
-struct giong__http_workers {
-	unsigned n;
-	struct giong__http_worker *w[];
+	_Atomic(struct giong__http_slots *) workers;
 };
 
 /* The body being read: framing and what is left. */
