@@ -109,6 +109,7 @@ struct giong_http_exchange {
 	bool reused;      /* conn came from the pool */
 	bool retried;     /* the one retry was used */
 	bool got_bytes;   /* a byte of a response came on conn */
+	bool streamed;    /* the request body goes in chunks (giong_http_exchange_write()) */
 	int error;        /* sticky, with GIONG__HTTP_EX_FAILED */
 	const void *body; /* giong_http_exchange_send()'s, borrowed */
 	size_t body_len;
@@ -119,8 +120,9 @@ struct giong_http_exchange {
 	unsigned interim;
 	/* Its body. */
 	uint64_t left; /* Content-Length bytes not yet taken */
-	bool chunked, to_close, body_done, whole, streamed;
-	int body_error; /* sticky */
+	bool chunked, to_close, body_done;
+	bool whole, pieces; /* read by giong_http_exchange_body(), or _next() / _read() */
+	int body_error;     /* sticky */
 	struct giong__http_chunked dec;
 	uint64_t body_deadline;
 	char *copy; /* the whole body, when it had to be copied */

@@ -102,7 +102,7 @@ ssize_t giong_http_exchange_body(struct giong_http_exchange *ex, const void **da
 	*data = "";
 	if ((e = body_ready(ex)))
 		return e;
-	if (ex->streamed)
+	if (ex->pieces)
 		return -EALREADY;
 	if (ex->whole) {
 		*data = ex->whole_data;
@@ -168,7 +168,7 @@ ssize_t giong_http_exchange_next(struct giong_http_exchange *ex, const void **da
 		return e;
 	if (ex->whole)
 		return -EALREADY;
-	ex->streamed = true;
+	ex->pieces = true;
 	n = body_next(ex, &p, SIZE_MAX);
 	if (n > 0)
 		*data = p;
@@ -187,7 +187,7 @@ ssize_t giong_http_exchange_read(struct giong_http_exchange *ex, void *buf, size
 		return e;
 	if (ex->whole)
 		return -EALREADY;
-	ex->streamed = true;
+	ex->pieces = true;
 	if (!len)
 		return 0;
 	n = body_next(ex, &p, len);

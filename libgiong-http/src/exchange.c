@@ -307,6 +307,7 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 		ex->conn->uses++;
 		iov[n++] = (struct iovec){ex->req.data, ex->req.len};
 		ex->state = GIONG__HTTP_EX_STREAMING;
+		ex->written = true; /* never sent again (no retry of a stream) */
 	}
 	if (len) {
 		/* The line and the CRLF are on this stack, lent for write_iov() only. */
