@@ -244,7 +244,8 @@ static int transmit(struct giong_http_exchange *ex)
 	ex->conn->uses++;
 	iov[0] = (struct iovec){ex->req.data, ex->req.len};
 	iov[1] = (struct iovec){(void *)ex->body, ex->body_len};
-	r = write_iov(ex, iov, 2);
+	/* No empty piece: a stream may copy from each base (TLS gathers them). */
+	r = write_iov(ex, iov, ex->body_len ? 2 : 1);
 	ex->written = r == 0;
 	return r;
 }
