@@ -170,7 +170,7 @@ ssize_t giong_http_request_body(struct giong_http_request *r, const void **data)
 	if ((e = body_ready(f)))
 		return e;
 	/* A sized body already buffered in one piece is lent in place. */
-	if (!b->chunked && !b->done && f->len >= b->left) {
+	if (!b->chunked && !b->done && f->in.len >= b->left) {
 		n = body_next(f, &p, (size_t)b->left);
 		if (n < 0)
 			return n;

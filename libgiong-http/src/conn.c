@@ -178,29 +178,8 @@ static int wait_sent(struct giong__http_frame *f)
 static int write_all(struct giong__http_frame *f, struct iovec *iov, int n)
 {
 	uint64_t saved = giong_deadline_in(f->c->w->srv->limits.write_timeout_ms);
-	int r = 0;
+	int r = giong__http_writev_all(f->c->s, iov, n);
 
-	while (n > 0 && r == 0) {
-		ssize_t k;
-
-		if (!iov->iov_len) {
-			iov++, n--;
-			continue;
-		}
-		k = giong_stream_writev(f->c->s, iov, n);
-		if (k <= 0) {
-			r = k ? (int)k : -EPIPE;
-			break;
-		}
-		while (n > 0 && (size_t)k >= iov->iov_len) {
-			k -= (ssize_t)iov->iov_len;
-			iov++, n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-	}
 	giong_deadline_restore(saved);
 	if (r == -ETIMEDOUT)
 		f->c->w->stats.write_timeouts++;
@@ -366,13 +345,14 @@ static int answer_buffered(struct giong__http_frame *f)
 	const struct giong_http_limits *lim = &f->c->w->srv->limits;
 	int n, r;
 
-	while (f->len && !f->c->last) {
+	while (f->in.len && !f->c->last) {
 		if (!f->head_started) {
 			f->head_started = true;
 			f->head_deadline = giong_now_ms() + lim->head_timeout_ms;
 			memset(&f->scan, 0, sizeof(f->scan));
 		}
-		n = giong__http_parse_head(f->data, f->len, lim, &f->scan, &f->req.head, f->fields);
+		n = giong__http_parse_head(f->in.data, f->in.len, lim, &f->scan, &f->req.head,
+					   f->fields);
 		if (n == 0)
 			return 1;
 		f->c->w->stats.requests++;
@@ -381,8 +361,8 @@ static int answer_buffered(struct giong__http_frame *f)
 			refuse(f, -n);
 			return 0;
 		}
-		f->data += n;
-		f->len -= (size_t)n;
+		f->in.data += n;
+		f->in.len -= (size_t)n;
 		if ((r = answer(f)))
 			return r;
 	}
@@ -410,7 +390,7 @@ static void conn_finish(struct giong__http_frame *f, bool flush)
 {
 	struct giong__http_conn *c = f->c;
 
-	if (flush && giong__http_frame_write(f, NULL, 0) == 0 && !f->eof) {
+	if (flush && giong__http_frame_write(f, NULL, 0) == 0 && !f->in.eof) {
 		uint64_t saved = giong_deadline_in(1000);
 		const char *p;
 		ssize_t n;

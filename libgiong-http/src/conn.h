@@ -25,9 +25,11 @@
 #include <giong/http/server.h>
 
 #include "chunked.h"
+#include "input.h"
 #include "giong_private.h"
 #include "out.h"
 #include "request.h"
+#include "slots.h"
 
 /* The most bytes queued in one batch before it is written out mid-way. */
 #define GIONG__HTTP_BATCH_MAX (256u * 1024)
@@ -124,12 +126,7 @@ struct giong_http_server {
 	bool proxy_protocol;
 	/* Per worker, each made by its worker on its first serve; the table is
 	 * made once (compare-and-swap) with giong_worker_count() entries. */
-	_Atomic(struct giong__http_workers *) workers;
-};
-
-struct giong__http_workers {
-	unsigned n;
-	struct giong__http_worker *w[];
+	_Atomic(struct giong__http_slots *) workers;
 };
 
 /* The body being read: framing and what is left. */
@@ -163,20 +160,7 @@ struct giong_http_response {
 struct giong__http_frame {
 	struct giong__http_conn *c;
 	struct giong_waitq wait;
-	/* The unconsumed input is data[0..len): inside rb (a pool buffer) or
-	 * inside in (a heap copy, for a head that spans receives). */
-	struct giong_recvbuf *rb;
-	char *in;
-	size_t in_cap;
-	bool in_use; /* data points into in */
-	const char *data;
-	size_t len;
-	/* Body bytes received past the input (the head's buffer stays while its
-	 * handler runs): bdata[0..blen) inside body_rb. */
-	struct giong_recvbuf *body_rb;
-	const char *bdata;
-	size_t blen;
-	bool eof;               /* the peer ended its side */
+	struct giong__http_input in;
 	bool head_started;      /* a head's first byte is in; head_deadline runs */
 	uint64_t head_deadline; /* from the head's first byte */
 	struct giong__http_scan scan;
@@ -198,22 +182,28 @@ void giong__http_conn_close_parked(struct giong__http_conn *c);
 int giong__http_frame_reserve(struct giong__http_frame *f, size_t n);
 /* Write the batch and then @iov (handler memory) before returning. */
 int giong__http_frame_write(struct giong__http_frame *f, const struct iovec *iov, int n);
-/* The input bytes buffered, or received now if none (under the task's
- * deadline): *@p and their count (> 0), 0 at end of stream, or -errno.
- * They stay valid while the request is answered; take what is used with
- * giong__http_frame_consume(). For bodies (and draining) only. */
-ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p);
-void giong__http_frame_consume(struct giong__http_frame *f, size_t n);
+/* input.c, on the frame's connection (input.h says what each does). */
+static inline ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p)
+{
+	return giong__http_input_peek(&f->in, f->c->s, p);
+}
+static inline void giong__http_frame_consume(struct giong__http_frame *f, size_t n)
+{
+	giong__http_input_consume(&f->in, n);
+}
+static inline void giong__http_frame_release_input(struct giong__http_frame *f)
+{
+	giong__http_input_release(&f->in);
+}
+static inline int giong__http_frame_more(struct giong__http_frame *f)
+{
+	return giong__http_input_more(&f->in, f->c->s);
+}
+static inline void giong__http_frame_request_done(struct giong__http_frame *f)
+{
+	giong__http_input_message_done(&f->in);
+}
 
-/* input.c */
-/* Give back every input buffer the frame holds. */
-void giong__http_frame_release_input(struct giong__http_frame *f);
-/* Receive more bytes of a head, contiguous with the unconsumed ones (copied
- * to the heap only when there were some). 1, 0 at end of stream, -errno.
- * Between requests only: nothing may point into the input then. */
-int giong__http_frame_more(struct giong__http_frame *f);
-/* After a request: body bytes received past the body become the input. */
-void giong__http_frame_request_done(struct giong__http_frame *f);
 /* The PROXY header from the socket (c->client set when it names one):
  * 0, -400 missing or malformed, or -errno. */
 int giong__http_read_proxy_header(struct giong__http_frame *f);

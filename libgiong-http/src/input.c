@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * input.c - a connection's input (see conn.h, struct giong__http_frame): the
- * pool buffer a head is parsed in, the heap copy for a head that spans
- * receives, the body's own buffer while the head's is still pointed to, and
- * the PROXY protocol header read exactly from the socket before the rest.
+ * input.c - a connection's input (input.h), the server's and the client's:
+ * the pool buffer a head is parsed in, the heap copy for a head that spans
+ * receives, the body's own buffer while the head's is still pointed to; and
+ * the server's PROXY protocol header, read exactly from the socket before
+ * the rest.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -14,134 +15,126 @@
 #include "conn.h"
 #include "proxy.h"
 
-void giong__http_frame_release_input(struct giong__http_frame *f)
+void giong__http_input_release(struct giong__http_input *in)
 {
-	giong_recvbuf_release(f->rb);
-	f->rb = NULL;
-	giong_recvbuf_release(f->body_rb);
-	f->body_rb = NULL;
-	free(f->in);
-	f->in = NULL;
-	f->in_cap = 0;
-	f->in_use = false;
-	f->data = NULL;
-	f->len = f->blen = 0;
+	giong_recvbuf_release(in->rb);
+	in->rb = NULL;
+	giong_recvbuf_release(in->body_rb);
+	in->body_rb = NULL;
+	free(in->heap);
+	in->heap = NULL;
+	in->heap_cap = 0;
+	in->in_heap = false;
+	in->data = NULL;
+	in->len = in->blen = 0;
 }
 
-/* Append @n bytes to the heap copy, keeping f->data[0..len) at its start
+/* Append @n bytes to the heap copy, keeping in->data[0..len) at its start
  * (moved there from the pool buffer or from further into the copy). */
-static int in_append(struct giong__http_frame *f, const char *p, size_t n)
+static int heap_append(struct giong__http_input *in, const char *p, size_t n)
 {
-	size_t keep = f->len, want = keep + n;
+	size_t keep = in->len, want = keep + n;
 
-	if (f->in_use && want <= f->in_cap) {
-		memmove(f->in, f->data, keep);
+	if (in->in_heap && want <= in->heap_cap) {
+		memmove(in->heap, in->data, keep);
 	} else {
 		size_t cap = want < 8192 ? 8192 : want + want / 2;
-		char *in = malloc(cap);
+		char *heap = malloc(cap);
 
-		if (!in)
+		if (!heap)
 			return -ENOMEM;
 		if (keep)
-			memcpy(in, f->data, keep);
-		free(f->in);
-		f->in = in;
-		f->in_cap = cap;
+			memcpy(heap, in->data, keep);
+		free(in->heap);
+		in->heap = heap;
+		in->heap_cap = cap;
 	}
-	memcpy(f->in + keep, p, n);
-	f->data = f->in;
-	f->len = want;
-	f->in_use = true;
+	memcpy(in->heap + keep, p, n);
+	in->data = in->heap;
+	in->len = want;
+	in->in_heap = true;
 	return 0;
 }
 
-/*
- * Receive more bytes of a head: afterwards f->data[0..len) holds the old
- * unconsumed bytes followed by the new ones, in one piece (copied to the
- * heap only when there were old ones). 1, 0 at end of stream, or -errno.
- * Between requests only: nothing points into the input then.
- */
-int giong__http_frame_more(struct giong__http_frame *f)
+int giong__http_input_more(struct giong__http_input *in, struct giong_stream *s)
 {
 	struct giong_recvbuf *b;
-	ssize_t n = giong_stream_recv(f->c->s, &b);
-	bool from_rb = !f->in_use;
+	ssize_t n = giong_stream_recv(s, &b);
+	bool from_rb = !in->in_heap;
 	int r;
 
 	if (n <= 0) {
 		if (n == 0)
-			f->eof = true;
+			in->eof = true;
 		return (int)n;
 	}
-	if (!f->len) {
-		giong_recvbuf_release(f->rb);
-		f->rb = b;
-		f->data = giong_recvbuf_data(b);
-		f->len = (size_t)n;
-		f->in_use = false;
+	if (!in->len) {
+		giong_recvbuf_release(in->rb);
+		in->rb = b;
+		in->data = giong_recvbuf_data(b);
+		in->len = (size_t)n;
+		in->in_heap = false;
 		return 1;
 	}
-	r = in_append(f, giong_recvbuf_data(b), (size_t)n);
+	r = heap_append(in, giong_recvbuf_data(b), (size_t)n);
 	giong_recvbuf_release(b);
 	if (r)
 		return r;
 	if (from_rb) {
-		giong_recvbuf_release(f->rb); /* its bytes were copied */
-		f->rb = NULL;
+		giong_recvbuf_release(in->rb); /* its bytes were copied */
+		in->rb = NULL;
 	}
 	return 1;
 }
 
-ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p)
+ssize_t giong__http_input_peek(struct giong__http_input *in, struct giong_stream *s, const char **p)
 {
 	ssize_t n;
 
-	if (f->len) {
-		*p = f->data;
-		return (ssize_t)f->len;
+	if (in->len) {
+		*p = in->data;
+		return (ssize_t)in->len;
 	}
-	if (!f->blen) {
-		giong_recvbuf_release(f->body_rb);
-		f->body_rb = NULL;
-		if (f->eof)
+	if (!in->blen) {
+		giong_recvbuf_release(in->body_rb);
+		in->body_rb = NULL;
+		if (in->eof)
 			return 0;
-		n = giong_stream_recv(f->c->s, &f->body_rb);
+		n = giong_stream_recv(s, &in->body_rb);
 		if (n <= 0) {
 			if (n == 0)
-				f->eof = true;
+				in->eof = true;
 			return n;
 		}
-		f->bdata = giong_recvbuf_data(f->body_rb);
-		f->blen = (size_t)n;
+		in->bdata = giong_recvbuf_data(in->body_rb);
+		in->blen = (size_t)n;
 	}
-	*p = f->bdata;
-	return (ssize_t)f->blen;
+	*p = in->bdata;
+	return (ssize_t)in->blen;
 }
 
-void giong__http_frame_consume(struct giong__http_frame *f, size_t n)
+void giong__http_input_consume(struct giong__http_input *in, size_t n)
 {
-	if (f->len) {
-		f->data += n;
-		f->len -= n;
+	if (in->len) {
+		in->data += n;
+		in->len -= n;
 	} else {
-		f->bdata += n;
-		f->blen -= n;
+		in->bdata += n;
+		in->blen -= n;
 	}
 }
 
-/* After a request: bytes the body reads brought past the body become the
- * input (the head's buffer is no longer pointed to). */
-void giong__http_frame_request_done(struct giong__http_frame *f)
+void giong__http_input_message_done(struct giong__http_input *in)
 {
-	if (f->len || !f->body_rb)
+	if (in->len || !in->body_rb)
 		return;
-	giong_recvbuf_release(f->rb);
-	f->rb = f->body_rb;
-	f->in_use = false;
-	f->data = f->bdata;
-	f->len = f->blen;
-	f->body_rb = NULL;
-	f->blen = 0;
+	giong_recvbuf_release(in->rb);
+	in->rb = in->body_rb;
+	in->in_heap = false;
+	in->data = in->bdata;
+	in->len = in->blen;
+	in->body_rb = NULL;
+	in->blen = 0;
 }
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <giong/http/status.h>
+#include <giong/net/stream.h>
 
 #include "date.h"
 #include "out.h"
@@ -152,4 +153,28 @@ int giong__http_out_content_length(struct giong__http_out *o, uint64_t v)
 int giong__http_out_date(struct giong__http_out *o)
 {
 	return giong__http_out_append(o, giong__http_date_line(), GIONG__HTTP_DATE_LINE_LEN);
+}
+
+int giong__http_writev_all(struct giong_stream *s, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t k;
+
+		if (!iov->iov_len) {
+			iov++, n--;
+			continue;
+		}
+		k = giong_stream_writev(s, iov, n);
+		if (k <= 0)
+			return k ? (int)k : -EPIPE;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+	return 0;
 }

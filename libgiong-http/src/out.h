@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
+
+struct giong_stream;
 
 struct giong__http_out {
 	char *data;
@@ -49,6 +52,11 @@ int giong__http_out_header(struct giong__http_out *o, const char *name, size_t n
 int giong__http_out_content_length(struct giong__http_out *o, uint64_t n);
 /* "Date: <this second's IMF-fixdate>\r\n" (date.h: formatted once a second). */
 int giong__http_out_date(struct giong__http_out *o);
+
+/* Write all of @iov[0..n) to @s (@iov is changed), under the task's
+ * deadline: 0 or -errno (-EPIPE for a stream that took nothing). The
+ * buffers are lent to the kernel for the call only. May suspend. */
+int giong__http_writev_all(struct giong_stream *s, struct iovec *iov, int n);
 
 /* Whether @s[0..n) may be a field value as giong sends it: visible ASCII,
  * obs-text, SP and HTAB, no leading or trailing whitespace. */

@@ -6,8 +6,7 @@
 
 #include <http_parser.h>
 
-#include "parse.h"
-#include "token.h"
+#include "head.h"
 
 enum scan_state {
 	S_START = 0, /* before the request line: an empty line or a method */
@@ -17,27 +16,15 @@ enum scan_state {
 	S_TARGET,
 	S_V0, /* "HTTP/d.d": S_V0 + i expects its i-th byte */
 	S_V7 = S_V0 + 7,
-	S_RL_CR,  /* after the version: CR */
-	S_RL_LF,  /* LF of the request line */
-	S_09_LF,  /* "method SP target CR": HTTP/0.9's line, 505 at its LF */
-	S_LINE,   /* start of a field line, or of the empty line */
-	S_NAME,   /* inside a field name */
-	S_VALUE,  /* after the colon */
-	S_VAL_LF, /* CR of a field line seen */
-	S_END_LF, /* CR of the empty line seen */
-	S_DONE,
+	S_RL_CR, /* after the version: CR */
+	S_RL_LF, /* LF of the request line */
+	S_09_LF, /* "method SP target CR": HTTP/0.9's line, 505 at its LF */
+	/* then the field section's (head.h) */
+	S_LINE = GIONG__HTTP_S_LINE,
+	S_NAME = GIONG__HTTP_S_NAME,
+	S_VALUE = GIONG__HTTP_S_VALUE,
+	S_DONE = GIONG__HTTP_S_DONE,
 };
-
-static bool is_vchar(unsigned char c)
-{
-	return c >= 0x21 && c <= 0x7e;
-}
-
-/* field-vchar or SP/HTAB: VCHAR, obs-text (0x80-0xFF), SP, HTAB. */
-static bool is_value_byte(unsigned char c)
-{
-	return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
 
 static char lower(char c)
 {
@@ -111,16 +98,12 @@ static uint32_t run_ahead(const unsigned char *b, size_t len, const struct giong
 			while (i < stop && giong__http_is_tchar(b[i]))
 				i++;
 		else
-			while (i < stop && is_vchar(b[i]))
+			while (i < stop && giong__http_is_vchar(b[i]))
 				i++;
 		break;
 	case S_NAME:
-		while (i < stop && giong__http_is_tchar(b[i]))
-			i++;
-		break;
 	case S_VALUE:
-		while (i < stop && is_value_byte(b[i]) && b[i] != '\r')
-			i++;
+		i = giong__http_field_run(b, i, stop, s->state);
 		break;
 	default:
 		break;
@@ -189,7 +172,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				}
 				break;
 			case S_TARGET0:
-				if (!is_vchar(c))
+				if (!giong__http_is_vchar(c))
 					return -400;
 				s->state = S_TARGET;
 				break;
@@ -198,7 +181,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 					s->state = S_V0;
 				else if (c == '\r')
 					s->state = S_09_LF;
-				else if (!is_vchar(c))
+				else if (!giong__http_is_vchar(c))
 					return -400;
 				break;
 			case S_RL_CR:
@@ -234,52 +217,17 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				return -501;
 			s->state = S_LINE;
 			break;
-		case S_LINE:
-			if (c == '\r') {
-				s->state = S_END_LF;
-				break;
-			}
-			if (!giong__http_is_tchar(c))
-				return -400; /* obs-fold, whitespace, an empty name, a bare LF */
-			if (s->nfields >= lim->fields)
-				return -431;
-			s->nfields++;
-			s->state = S_NAME;
+		default: {
+			int r = giong__http_field_byte(s, c, i, lim->fields);
+
+			if (r)
+				return r; /* 1: the head is in */
 			break;
-		case S_NAME:
-			if (c == ':')
-				s->state = S_VALUE;
-			else if (!giong__http_is_tchar(c))
-				return -400; /* SP or HTAB before the colon, a line with no colon */
-			break;
-		case S_VALUE:
-			if (c == '\r')
-				s->state = S_VAL_LF;
-			else if (!is_value_byte(c))
-				return -400; /* NUL, a CTL, DEL, a bare LF */
-			break;
-		case S_VAL_LF:
-			if (c != '\n')
-				return -400; /* a bare CR */
-			s->state = S_LINE;
-			break;
-		case S_END_LF:
-			if (c != '\n')
-				return -400;
-			s->state = S_DONE;
-			s->pos = i + 1;
-			return 1;
-		default:
-			return -400;
+		}
 		}
 		s->pos = i + 1;
 	}
 	return s->state == S_DONE ? 1 : 0;
-}
-
-static bool ows(char c)
-{
-	return c == ' ' || c == '\t';
 }
 
 /* Splits the validated head into h and fields (no check left to make on syntax). */
@@ -300,90 +248,7 @@ static void split(const char *b, const struct giong__http_scan *s, struct giong_
 	h->version_minor = s->vminor;
 	p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
 	h->fields = fields;
-	h->nfields = 0;
-	while (*p != '\r') {
-		struct giong__http_field *f = &fields[h->nfields++];
-		const char *eol = memchr(p, '\r', (size_t)(end - p)), *v;
-
-		f->name = p;
-		while (*p != ':')
-			p++;
-		f->name_len = (uint32_t)(p - f->name);
-		v = p + 1;
-		while (v < eol && ows(*v))
-			v++;
-		while (eol > v && ows(eol[-1]))
-			eol--;
-		f->value = v;
-		f->value_len = (uint32_t)(eol - v);
-		p = (const char *)memchr(v, '\n', (size_t)(end - v)) + 1;
-	}
-}
-
-/* Calls fn(token, len, arg) for each element of a comma-separated list (#rule, RFC 9110
- * 5.6.1: empty elements are allowed and skipped); stops at fn's non-zero return. */
-static int each_element(const char *v, uint32_t len, int (*fn)(const char *, size_t, void *),
-			void *arg)
-{
-	const char *p = v, *end = v + len;
-
-	while (p < end) {
-		const char *e = memchr(p, ',', (size_t)(end - p)), *q;
-		int r;
-
-		if (!e)
-			e = end;
-		q = e;
-		while (p < q && ows(*p))
-			p++;
-		while (q > p && ows(q[-1]))
-			q--;
-		if (q > p && (r = fn(p, (size_t)(q - p), arg)))
-			return r;
-		p = e + 1;
-	}
-	return 0;
-}
-
-struct te_state {
-	unsigned codings, chunked; /* elements seen, of which chunked */
-	bool chunked_last, unknown, malformed;
-};
-
-static int te_element(const char *t, size_t len, void *arg)
-{
-	struct te_state *te = arg;
-	size_t n = 0;
-
-	te->codings++;
-	if (giong__http_token_eq(t, len, "chunked")) {
-		te->chunked++;
-		te->chunked_last = true;
-		return 0;
-	}
-	te->chunked_last = false;
-	while (n < len && giong__http_is_tchar((unsigned char)t[n]))
-		n++;
-	if (n == 0 || (n < len && !ows(t[n]) && t[n] != ';'))
-		te->malformed = true; /* not a transfer-coding at all */
-	else
-		te->unknown = true; /* gzip, identity, chunked;q=1, ...: none implemented */
-	return 0;
-}
-
-struct conn_state {
-	bool close, keep_alive;
-};
-
-static int conn_element(const char *t, size_t len, void *arg)
-{
-	struct conn_state *c = arg;
-
-	if (giong__http_token_eq(t, len, "close"))
-		c->close = true;
-	else if (giong__http_token_eq(t, len, "keep-alive"))
-		c->keep_alive = true;
-	return 0;
+	giong__http_split_fields(p, end, fields, &h->nfields);
 }
 
 static int expect_element(const char *t, size_t len, void *arg)
@@ -393,24 +258,6 @@ static int expect_element(const char *t, size_t len, void *arg)
 	if (!giong__http_token_eq(t, len, "100-continue"))
 		return -417;
 	*cont = true;
-	return 0;
-}
-
-/* Content-Length's value: 1*DIGIT, no overflow (RFC 9110 8.6). */
-static int content_length(const char *v, uint32_t len, uint64_t *out)
-{
-	uint64_t n = 0;
-
-	if (!len)
-		return -400;
-	for (uint32_t i = 0; i < len; i++) {
-		unsigned d = (unsigned char)v[i] - '0';
-
-		if (d > 9 || n > (UINT64_MAX - d) / 10)
-			return -400;
-		n = n * 10 + d;
-	}
-	*out = n;
 	return 0;
 }
 
@@ -488,10 +335,9 @@ static int target(struct giong__http_head *h)
 /* Framing, Host, Connection, Expect: RFC 9112 3.2, 6, 9.3; RFC 9110 7.2, 8.6, 10.1.1. */
 static int semantics(struct giong__http_head *h)
 {
-	struct te_state te = {0};
-	struct conn_state conn = {0};
-	unsigned hosts = 0, lengths = 0, tes = 0;
-	bool bad_length = false, bad_expect = false;
+	struct giong__http_framing fr = {0};
+	unsigned hosts = 0;
+	bool bad_expect = false;
 	const char *host = NULL;
 	uint32_t host_len = 0;
 	bool http11 = h->version_minor == 1;
@@ -502,25 +348,18 @@ static int semantics(struct giong__http_head *h)
 		const char *n = f->name;
 		uint32_t nl = f->name_len;
 
+		if (giong__http_framing_field(f, &fr))
+			continue;
 		if (giong__http_token_eq(n, nl, "host")) {
 			hosts++;
 			host = f->value;
 			host_len = f->value_len;
-		} else if (giong__http_token_eq(n, nl, "content-length")) {
-			/* Even two equal values are refused: RFC 9110 8.6 allows it, and it
-			 * is the choice no smuggling can exploit. */
-			if (++lengths > 1 ||
-			    content_length(f->value, f->value_len, &h->content_length))
-				bad_length = true;
-		} else if (giong__http_token_eq(n, nl, "transfer-encoding")) {
-			tes++;
-			each_element(f->value, f->value_len, te_element, &te);
-		} else if (giong__http_token_eq(n, nl, "connection")) {
-			each_element(f->value, f->value_len, conn_element, &conn);
 		} else if (giong__http_token_eq(n, nl, "expect")) {
 			bool cont = false;
 
-			if (each_element(f->value, f->value_len, expect_element, &cont) || !cont)
+			if (giong__http_each_element(f->value, f->value_len, expect_element,
+						     &cont) ||
+			    !cont)
 				bad_expect = true;
 			else
 				h->expect_continue = http11; /* RFC 9110 10.1.1: ignored in 1.0 */
@@ -528,152 +367,52 @@ static int semantics(struct giong__http_head *h)
 			h->upgrade = true;
 		}
 	}
-	if (bad_length || hosts > 1 || (http11 && hosts == 0))
+	if (fr.bad_length || hosts > 1 || (http11 && hosts == 0))
 		return -400;
-	if (tes) {
-		if (!http11 || lengths)
+	if (fr.tes) {
+		if (!http11 || fr.lengths)
 			return -400; /* RFC 9112 6.1 (1.0), 6.3 (with Content-Length) */
 		/* RFC 9112 6.3: a request whose final coding is not chunked MUST get 400
 		 * (gzip alone, identity, chunked;q=1); 501 is left for an unknown coding
 		 * before a final chunked (6.1). */
-		if (te.malformed || !te.chunked_last || te.chunked > 1)
+		if (fr.malformed_coding || !fr.chunked_last || fr.chunked > 1)
 			return -400;
-		h->body = te.unknown ? GIONG__HTTP_BODY_NONE : GIONG__HTTP_BODY_CHUNKED;
-	} else if (lengths) {
+		h->body = fr.unknown_coding ? GIONG__HTTP_BODY_NONE : GIONG__HTTP_BODY_CHUNKED;
+	} else if (fr.lengths) {
 		h->body = GIONG__HTTP_BODY_LENGTH;
+		h->content_length = fr.content_length;
 	}
 	if ((r = target(h)))
 		return r;
-	if (te.unknown)
+	if (fr.unknown_coding)
 		return -501;
 	if (h->form != GIONG__HTTP_ABSOLUTE_FORM && h->form != GIONG__HTTP_AUTHORITY_FORM) {
 		h->host = host;
 		h->host_len = host_len;
 	}
-	h->keep_alive = http11 ? !conn.close : conn.keep_alive && !conn.close;
+	h->keep_alive = http11 ? !fr.conn_close : fr.conn_keep && !fr.conn_close;
 	return bad_expect ? -417 : 0; /* after every 400 and 501 */
 }
 
-/* http-parser's second opinion: every callback must match what split() found. */
-struct second {
-	const struct giong__http_head *h;
-	uint32_t field; /* fields begun */
-	const char *name, *value;
-	size_t name_len, value_len;
-	bool in_value, mismatch, headers_done, message_done;
-};
-
-static void field_end(struct second *s)
-{
-	const struct giong__http_field *f;
-	size_t vl = s->value_len;
-
-	if (!s->field)
-		return;
-	if (s->field > s->h->nfields) {
-		s->mismatch = true;
-		return;
-	}
-	f = &s->h->fields[s->field - 1];
-	while (vl && ows(s->value[vl - 1]))
-		vl--; /* http-parser hands trailing OWS over */
-	if (s->name != f->name || s->name_len != f->name_len ||
-	    (vl && (s->value != f->value || vl != f->value_len)) || (!vl && f->value_len))
-		s->mismatch = true;
-}
-
-static int on_url(http_parser *p, const char *at, size_t len)
-{
-	struct second *s = p->data;
-
-	if (at != s->h->target || len != s->h->target_len)
-		s->mismatch = true;
-	return 0;
-}
-
-/* Appends at[0..len) to the span (*base, *blen), which must stay contiguous. */
-static void extend(struct second *s, const char **base, size_t *blen, const char *at, size_t len)
-{
-	if (!*base) {
-		*base = at;
-		*blen = len;
-	} else if (at == *base + *blen) {
-		*blen += len;
-	} else {
-		s->mismatch = true;
-	}
-}
-
-static int on_header_field(http_parser *p, const char *at, size_t len)
-{
-	struct second *s = p->data;
-
-	if (s->in_value || !s->field) {
-		field_end(s);
-		s->field++;
-		s->name = s->value = NULL;
-		s->name_len = s->value_len = 0;
-		s->in_value = false;
-	}
-	extend(s, &s->name, &s->name_len, at, len);
-	return 0;
-}
-
-static int on_header_value(http_parser *p, const char *at, size_t len)
-{
-	struct second *s = p->data;
-
-	s->in_value = true;
-	extend(s, &s->value, &s->value_len, at, len);
-	return 0;
-}
-
-static int on_headers_complete(http_parser *p)
-{
-	struct second *s = p->data;
-
-	field_end(s);
-	s->headers_done = true;
-	return 1; /* no body: the head's bytes are all http-parser ever sees */
-}
-
-static int on_message_complete(http_parser *p)
-{
-	((struct second *)p->data)->message_done = true;
-	return 0;
-}
-
-static const http_parser_settings settings = {
-	.on_url = on_url,
-	.on_header_field = on_header_field,
-	.on_header_value = on_header_value,
-	.on_headers_complete = on_headers_complete,
-	.on_message_complete = on_message_complete,
-};
-
+/* http-parser's second opinion (head.c), and what it must agree on here. */
 static int second_opinion(const char *head, size_t len, const struct giong__http_head *h)
 {
-	struct second s = {.h = h};
+	struct giong__http_second_result o;
 	const char *ms;
-	http_parser p;
-	size_t n;
+	int r;
 
-	http_parser_init(&p, HTTP_REQUEST);
-	p.data = &s;
-	n = http_parser_execute(&p, &settings, head, len);
-	if (HTTP_PARSER_ERRNO(&p) == HPE_HEADER_OVERFLOW)
-		return -431; /* a head limit above http-parser's own (80 KiB) */
-	if (HTTP_PARSER_ERRNO(&p) != HPE_OK || n != len || !s.headers_done || !s.message_done ||
-	    s.mismatch || s.field != h->nfields)
-		return -400;
-	ms = http_method_str((enum http_method)p.method);
-	if (p.http_major != h->version_major || p.http_minor != h->version_minor ||
+	r = giong__http_second_opinion(false, head, len, h->fields, h->nfields, h->target,
+				       h->target_len, &o);
+	if (r)
+		return r;
+	ms = http_method_str((enum http_method)o.method);
+	if (o.http_major != h->version_major || o.http_minor != h->version_minor ||
 	    strlen(ms) != h->method_len || memcmp(ms, h->method, h->method_len))
 		return -400;
-	if (!!(p.flags & F_CHUNKED) != (h->body == GIONG__HTTP_BODY_CHUNKED))
+	if (o.chunked != (h->body == GIONG__HTTP_BODY_CHUNKED))
 		return -400;
 	if (h->body == GIONG__HTTP_BODY_LENGTH &&
-	    (!(p.flags & F_CONTENTLENGTH) || p.content_length != h->content_length))
+	    (!o.has_length || o.content_length != h->content_length))
 		return -400;
 	return 0;
 }

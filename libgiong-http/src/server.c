@@ -78,13 +78,14 @@ static void worker_free(struct giong__http_worker *w)
 
 int giong_http_server_free(struct giong_http_server *srv)
 {
-	struct giong__http_workers *ws;
+	struct giong__http_slots *ws;
+	struct giong__http_worker *w;
 
 	if (!srv)
 		return 0;
 	ws = atomic_load(&srv->workers);
 	for (unsigned i = 0; ws && i < ws->n; i++)
-		if (ws->w[i] && (ws->w[i]->stats.open || ws->w[i]->serving || ws->w[i]->sweeper))
+		if ((w = ws->w[i]) && (w->stats.open || w->serving || w->sweeper))
 			return -EBUSY;
 	for (unsigned i = 0; ws && i < ws->n; i++)
 		if (ws->w[i])
@@ -99,35 +100,12 @@ int giong_http_server_free(struct giong_http_server *srv)
  * *@err set. */
 static struct giong__http_worker *worker_of(struct giong_http_server *srv, int *err)
 {
-	struct giong__http_workers *ws = atomic_load(&srv->workers);
+	void **slot = giong__http_worker_slot(&srv->workers, err);
 	struct giong__http_worker *w;
-	int idx = giong_worker_index(), n = giong_worker_count();
 
-	if (idx < 0 || n <= 0) {
-		*err = GIONG_ENOTWORKER;
+	if (!slot)
 		return NULL;
-	}
-	if (!ws) {
-		struct giong__http_workers *mine, *none = NULL;
-
-		mine = calloc(1, sizeof(*mine) + sizeof(mine->w[0]) * (size_t)n);
-		if (!mine) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		mine->n = (unsigned)n;
-		if (atomic_compare_exchange_strong(&srv->workers, &none, mine)) {
-			ws = mine;
-		} else {
-			free(mine); /* another worker's came first */
-			ws = none;
-		}
-	}
-	if ((unsigned)idx >= ws->n) {
-		*err = -EINVAL; /* a server is served by one runtime */
-		return NULL;
-	}
-	if (!(w = ws->w[idx])) {
+	if (!(w = *slot)) {
 		w = calloc(1, sizeof(*w));
 		if (!w) {
 			*err = -ENOMEM;
@@ -136,7 +114,7 @@ static struct giong__http_worker *worker_of(struct giong_http_server *srv, int *
 		w->srv = srv;
 		giong_waitq_init(&w->conns_wait);
 		giong_waitq_init(&w->sweep_wait);
-		ws->w[idx] = w;
+		*slot = w;
 	}
 	return w;
 }
@@ -144,14 +122,14 @@ static struct giong__http_worker *worker_of(struct giong_http_server *srv, int *
 int giong_http_server_stats(const struct giong_http_server *srv, unsigned worker,
 			    struct giong_http_stats *out)
 {
-	struct giong__http_workers *ws;
+	const struct giong__http_worker *w;
 
 	if (!srv || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	ws = atomic_load(&((struct giong_http_server *)srv)->workers);
-	if (ws && worker < ws->n && ws->w[worker])
-		*out = ws->w[worker]->stats;
+	w = giong__http_slot_at(atomic_load(&((struct giong_http_server *)srv)->workers), worker);
+	if (w)
+		*out = w->stats;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * giong/http.h - libgiong-http: a strict HTTP/1.1 server over giong_stream.
+ * giong/http.h - libgiong-http: a strict HTTP/1.1 server and client over giong_stream.
  * Includes every header of the library (and <giong/net.h>).
  */
 #ifndef GIONG_HTTP_H
@@ -8,6 +8,7 @@
 
 #include <giong/net.h>
 
+#include <giong/http/client.h>
 #include <giong/http/limits.h>
 #include <giong/http/method.h>
 #include <giong/http/request.h>

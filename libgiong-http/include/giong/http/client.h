@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong/http/client.h - an HTTP/1.1 client over giong_stream.
+ *
+ * A client is settings, made once and shared read-only by every worker;
+ * each worker keeps its own pool of idle connections, per origin (scheme,
+ * host, port). One request and its response are an exchange:
+ *
+ *	struct giong_http_exchange *ex;
+ *	giong_http_exchange_begin(cli, "GET", "http://127.0.0.1:8080/users/1", &ex);
+ *	giong_http_exchange_header(ex, "Accept", "application/json");
+ *	int status = giong_http_exchange_response(ex);     // sends, reads the head
+ *	ssize_t n = giong_http_exchange_body(ex, &body);    // the whole body
+ *	giong_http_exchange_end(ex);                        // back to the pool
+ *
+ * or, for the common case, giong_http_get(cli, url, &status, &body).
+ *
+ * Plain http:// runs on giong_tcp_connect(); https:// goes through the
+ * options' @connect function, which turns the TCP stream into the stream the
+ * client talks to (a TLS handshake: libgiong-http links no TLS library).
+ *
+ * Responses are parsed with the server's own code (the same scanner for the
+ * field section, the same framing rules, http-parser's second opinion): a
+ * head that is malformed or whose framing is doubtful is -EBADMSG and the
+ * connection is closed, never read on out of step. docs/http.md ("Client")
+ * has the rules.
+ *
+ * Keep-alive: an exchange ended with its response read to the end, on a
+ * connection both sides keep alive, puts it back in the worker's pool,
+ * parked with no task and no pool buffer (giong_stream_on_readable()); the
+ * server closing it there closes it at once. A request on a pooled
+ * connection that fails before any byte of a response came (the server
+ * closed it in between) is sent again, once, on a new connection when its
+ * method is idempotent and its body, if any, was given from memory.
+ *
+ * Deadlines: connect (TCP and @connect), the response head (from the end of
+ * the request) and the body (from the end of the head); each gives
+ * -ETIMEDOUT, after which the exchange only ends and its connection is
+ * closed, not reused. They combine with the calling task's own deadline.
+ *
+ * Threads: an exchange belongs to the worker it was begun on ("Owner worker
+ * only"), as do its connections. Nothing here is for another thread.
+ */
+#ifndef GIONG_HTTP_CLIENT_H
+#define GIONG_HTTP_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <giong/core/api.h>
+#include <giong/net/stream.h>
+
+GIONG_BEGIN_DECLS
+
+struct giong_http_client;
+struct giong_http_exchange;
+
+/*
+ * A connector for https:// (and any origin whose scheme needs a layer over
+ * TCP): turn @tcp, connected to @host, into the stream the client talks to,
+ * in *@out (a TLS handshake sending @host as SNI and checking the
+ * certificate names it). Runs in the exchange's task under the connect
+ * deadline. Returns 0 (*@out owns @tcp from now on, per the stacking rules of
+ * <giong/net/stream.h>), or -errno / GIONG_ETLS*: @tcp is then still the
+ * caller's, and the client closes it.
+ */
+typedef int (*giong_http_connect_fn)(struct giong_stream *tcp, const char *host, void *ctx,
+				     struct giong_stream **out);
+
+/* Defaults of struct giong_http_client_options. */
+#define GIONG_HTTP_CLIENT_HEAD (64u * 1024)
+#define GIONG_HTTP_CLIENT_FIELDS 100u
+#define GIONG_HTTP_CLIENT_BODY (8u * 1024 * 1024)
+#define GIONG_HTTP_CLIENT_CONNECT_TIMEOUT_MS 10000u
+#define GIONG_HTTP_CLIENT_HEAD_TIMEOUT_MS 30000u
+#define GIONG_HTTP_CLIENT_BODY_TIMEOUT_MS 60000u
+#define GIONG_HTTP_CLIENT_POOL 16u
+#define GIONG_HTTP_CLIENT_IDLE_TIMEOUT_MS 30000u
+
+/* Settings. Zero fields take the defaults above. */
+struct giong_http_client_options {
+	uint32_t head_max;   /* bytes of a response head, status line included */
+	uint32_t fields_max; /* header fields of a response */
+	uint64_t body_max;   /* bytes giong_http_exchange_body() takes (streaming: no limit) */
+	uint32_t connect_timeout_ms;   /* TCP connect and the connector (TLS handshake) */
+	uint32_t head_timeout_ms;      /* each write of the request, then its response's head */
+	uint32_t body_timeout_ms;      /* the whole response body, from the end of its head */
+	uint32_t pool_max;             /* idle connections kept per origin, per worker */
+	uint32_t idle_timeout_ms;      /* how long one stays in the pool */
+	bool no_keep_alive;            /* send Connection: close, pool nothing */
+	giong_http_connect_fn connect; /* https://; NULL: https:// is -EPROTONOSUPPORT */
+	void *connect_ctx;
+};
+
+/* A worker's counters (giong_http_client_stats()). */
+struct giong_http_client_stats {
+	uint64_t exchanges;     /* exchanges begun */
+	uint64_t connects;      /* connections made (their connect and connector succeeded) */
+	uint64_t reused;        /* requests sent on a pooled connection */
+	uint64_t retries;       /* requests sent again after a pooled connection failed */
+	uint64_t timeouts;      /* exchanges ended by a deadline */
+	uint64_t bad_responses; /* heads or bodies refused as malformed or over a limit */
+	uint64_t idle_closed;   /* pooled connections the server closed, or that timed out */
+	uint32_t idle;          /* connections in the pool now */
+};
+
+/*
+ * giong_http_client_new() - a client with @opts (NULL: the defaults; copied).
+ * Returns 0 and an owned client in *@ret (free with giong_http_client_free()),
+ * -EINVAL (NULL @ret), -ENOMEM. Any thread.
+ */
+GIONG_API int giong_http_client_new(const struct giong_http_client_options *opts,
+				    struct giong_http_client **ret);
+
+/*
+ * giong_http_client_free() - free @cli (NULL: nothing). A worker's pool of it
+ * is closed when the worker ends (or with giong_http_client_close_idle()), so
+ * free it once the runtime that used it has ended. Returns 0, or -EBUSY
+ * while a worker still holds state of it (nothing freed).
+ */
+GIONG_API int giong_http_client_free(struct giong_http_client *cli);
+
+/*
+ * giong_http_client_close_idle() - close the calling worker's pooled
+ * connections of @cli. Returns how many were closed, -EINVAL, or
+ * GIONG_ENOTWORKER. Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_http_client_close_idle(struct giong_http_client *cli);
+
+/*
+ * giong_http_client_stats() - worker @worker's counters of @cli into @out
+ * (zeros for a worker that never used it, or once it ended). The calling
+ * worker's may be read at any time. Returns 0, or -EINVAL.
+ */
+GIONG_API int giong_http_client_stats(const struct giong_http_client *cli, unsigned worker,
+				      struct giong_http_client_stats *out);
+
+/*
+ * giong_http_exchange_begin() - begin a request of @method (a token: "GET",
+ * "POST", ... copied) to @url ("http://host[:port][/path][?query]", or
+ * https://; a fragment is dropped; no userinfo). Connects nothing yet: the
+ * connection is taken or made when the request is sent. Returns 0 and an
+ * owned exchange in *@ret (end it with giong_http_exchange_end()), -EINVAL
+ * (NULL argument, a method that is not a token, CONNECT, a URL that does not
+ * parse), -EPROTONOSUPPORT (a scheme other than http and https, or https
+ * without a connector), -ENOMEM, GIONG_ENOTWORKER. Does not suspend. Owner
+ * worker only.
+ */
+GIONG_API int giong_http_exchange_begin(struct giong_http_client *cli, const char *method,
+					const char *url, struct giong_http_exchange **ret);
+
+/*
+ * giong_http_exchange_header() - add the field @name: @value to the request
+ * (both copied; _n: with lengths). The client writes Host, Content-Length,
+ * Transfer-Encoding and Connection itself: those, Keep-Alive, Upgrade, TE and
+ * Trailer are -EINVAL, as are a name that is not a token and a value with
+ * CR, LF, NUL or another control byte but HTAB. Returns 0, -EINVAL, -E2BIG
+ * (the head past 64 KiB), -EALREADY once the head was sent, -ENOMEM.
+ */
+GIONG_API int giong_http_exchange_header(struct giong_http_exchange *ex, const char *name,
+					 const char *value);
+GIONG_API int giong_http_exchange_header_n(struct giong_http_exchange *ex, const char *name,
+					   size_t name_len, const char *value, size_t value_len);
+
+/*
+ * giong_http_exchange_send() - send the request with @body[0..@len) as its
+ * body (Content-Length; none for a GET, HEAD, DELETE, OPTIONS or TRACE with
+ * @len 0), head and body in one write. @body is borrowed until
+ * giong_http_exchange_response() returned (it may be sent again, see the
+ * retry above). Returns 0 or -errno (the exchange has then failed: only
+ * giong_http_exchange_end() is left): -EALREADY (sent already, or streamed),
+ * -ETIMEDOUT, -ECONNREFUSED and the other errors of connecting, of the
+ * connector and of writing. May suspend. Owner worker only.
+ */
+GIONG_API int giong_http_exchange_send(struct giong_http_exchange *ex, const void *body,
+				       size_t len);
+
+/*
+ * giong_http_exchange_write() - stream the request body: the first call
+ * sends the head (Transfer-Encoding: chunked), each call one chunk of
+ * @buf[0..@len) (borrowed until it returns; @len 0 sends nothing);
+ * giong_http_exchange_response() sends the last chunk. A streamed request is
+ * never sent again. Returns 0 or -errno as giong_http_exchange_send().
+ * May suspend. Owner worker only.
+ */
+GIONG_API int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf,
+					size_t len);
+
+/*
+ * giong_http_exchange_response() - finish sending the request (all of it
+ * when nothing was sent yet: the head alone), then read the response head,
+ * skipping interim 1xx responses (100 Continue, 103 Early Hints). Returns
+ * the final status (200..599; 101 is -EPROTO: no upgrade was asked for), or
+ * -errno: -ETIMEDOUT (head deadline), -EBADMSG (a malformed head or
+ * framing), -EMSGSIZE (over head_max or fields_max), -ECONNRESET (the server
+ * closed before a response; after the retry when one was allowed), the
+ * errors of giong_http_exchange_send(). Calling it again returns the same.
+ * May suspend. Owner worker only.
+ */
+GIONG_API int giong_http_exchange_response(struct giong_http_exchange *ex);
+
+/* giong_http_exchange_status() - the final status once the head was read,
+ * else -EAGAIN (not yet), -errno (failed) or -EINVAL. */
+GIONG_API int giong_http_exchange_status(const struct giong_http_exchange *ex);
+
+/*
+ * giong_http_exchange_field() - the value of the response's first field named
+ * @name (case-insensitive), not NUL-terminated, its length in *@len; NULL
+ * (and *@len 0) when there is none or no head was read. Valid until the
+ * exchange ends. @len may be NULL.
+ */
+GIONG_API const char *giong_http_exchange_field(const struct giong_http_exchange *ex,
+						const char *name, size_t *len);
+
+/* giong_http_exchange_field_count() - the response's fields, or -EAGAIN /
+ * -EINVAL. giong_http_exchange_field_at() - the @i-th, in the order sent:
+ * 0 with the name and value (valid until the exchange ends), -ENOENT past the
+ * last, -EAGAIN before the head, -EINVAL. */
+GIONG_API int giong_http_exchange_field_count(const struct giong_http_exchange *ex);
+GIONG_API int giong_http_exchange_field_at(const struct giong_http_exchange *ex, unsigned i,
+					   const char **name, size_t *name_len, const char **value,
+					   size_t *value_len);
+
+/* giong_http_exchange_content_length() - the response's Content-Length; 0
+ * for a response without a body (HEAD, 1xx, 204, 304); -1 for a chunked or
+ * close-delimited one; -EAGAIN before the head, -EINVAL. */
+GIONG_API int64_t giong_http_exchange_content_length(const struct giong_http_exchange *ex);
+
+/*
+ * giong_http_exchange_body() - read the whole response body (de-chunked, at
+ * most body_max bytes) and lend it in *@data (in place when it came in one
+ * piece, else a copy): valid until the exchange ends. Returns its length,
+ * or -errno: -EMSGSIZE (over body_max), -ETIMEDOUT (body deadline), -EBADMSG
+ * (malformed chunked framing), -ECONNRESET (the connection ended before the
+ * body did), -EALREADY (the body was streamed), -EAGAIN (no head read yet);
+ * the same again on a later call. May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_http_exchange_body(struct giong_http_exchange *ex, const void **data);
+
+/*
+ * giong_http_exchange_next() - stream the body: the next span of it, lent in
+ * place from the receive buffers in *@data (valid until the next call or the
+ * end of the exchange). Returns its length (> 0), 0 at the end of the body,
+ * or -errno as giong_http_exchange_body() (no body_max here). May suspend.
+ * Owner worker only.
+ */
+GIONG_API ssize_t giong_http_exchange_next(struct giong_http_exchange *ex, const void **data);
+
+/* giong_http_exchange_read() - the same, copied into @buf (at most @len
+ * bytes). May suspend. Owner worker only. */
+GIONG_API ssize_t giong_http_exchange_read(struct giong_http_exchange *ex, void *buf, size_t len);
+
+/*
+ * giong_http_exchange_end() - end @ex (takes ownership; NULL: nothing). Its
+ * connection goes back to the pool when the response was read to its end,
+ * both sides keep the connection alive, nothing failed and nothing came
+ * after the response; else it is closed (a body not read to its end closes
+ * it: reading it could take any time). Returns 1 when the connection was
+ * pooled, 0 when it was closed (or there was none). Does not suspend. Owner
+ * worker only.
+ */
+GIONG_API int giong_http_exchange_end(struct giong_http_exchange *ex);
+
+/*
+ * giong_http_get() - GET @url, the whole exchange: the status in *@status
+ * and the body (at most body_max bytes, NUL-terminated for convenience) in
+ * *@body, owned: free it with free(). Returns the body's length, or -errno
+ * as the calls above (*@body NULL then). May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_http_get(struct giong_http_client *cli, const char *url, int *status,
+				 char **body);
+
+GIONG_END_DECLS
+
+#endif /* GIONG_HTTP_CLIENT_H */
