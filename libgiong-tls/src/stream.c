@@ -280,8 +280,9 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 					take = cap - g;
 				if (take > max - done - g)
 					take = max - done - g;
-				memcpy(stage + g, (const unsigned char *)iov[i].iov_base + skip,
-				       take);
+				if (take) /* an empty piece may have a NULL base */
+					memcpy(stage + g,
+					       (const unsigned char *)iov[i].iov_base + skip, take);
 				g += take;
 				skip += take;
 				if (skip == iov[i].iov_len) {

@@ -135,9 +135,11 @@ static inline int ct_exchange(struct giong_http_client *cli, const char *method,
 	struct giong_http_exchange *ex;
 	const void *data;
 	ssize_t n;
-	int r = giong_http_exchange_begin(cli, method, url, &ex);
+	int r;
 
-	if (r)
+	if (pooled)
+		*pooled = -1; /* set on every path: the callers compare it */
+	if ((r = giong_http_exchange_begin(cli, method, url, &ex)))
 		return r;
 	if (body)
 		r = giong_http_exchange_send(ex, body, strlen(body));
