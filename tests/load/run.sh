@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run.sh LOAD_BIN HTTP_BIN - giong-load end to end against giong's HTTP example (tools/http):
+# a 1 s run whose JSON report counts only 200s, as many as requests, no error, a latency for
+# each, the right bytes (27 per /json response); -R paces (a 200/s run makes about 200
+# requests, not thousands); a 404 route is counted as a status error; a port nobody listens
+# on gives connect errors, not a hang; the human report has its lines. Every process is
+# stopped by its PID; every wait is bounded.
+set -u
+load=$1 http=$2
+work=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	cat "$work/out" "$work/server.log" 2>/dev/null
+	exit 1
+}
+base=$((40000 + $$ % 20000))
+for try in 1 2 3 4 5; do
+	port=$((base + try))
+	"$http" --workers 1 --host 127.0.0.1 --port "$port" >"$work/server.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do
+		grep -q "HTTP on" "$work/server.log" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "HTTP on" "$work/server.log" && break
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	pid=
+done
+[ -n "$pid" ] || fail "the HTTP example did not start"
+U=http://127.0.0.1:$port
+
+# num KEY: the number after "KEY": in the JSON on one line in $work/out
+num() { grep -o "\"$1\":[0-9.]*" "$work/out" | head -n 1 | cut -d: -f2; }
+
+timeout 20 "$load" "$U/json" -c 8 -d 1 -t 2 --json >"$work/out" || fail "a plain run exited $?"
+req=$(num requests) ok=$(grep -o '"200":[0-9]*' "$work/out" | cut -d: -f2)
+[ "${req:-0}" -gt 100 ] || fail "only ${req:-0} requests in 1 s"
+[ "$ok" = "$req" ] || fail "200s $ok, requests $req"
+[ "$(num bytes)" = $((req * 27)) ] || fail "bytes $(num bytes), want $((req * 27))"
+[ "$(num count)" = "$req" ] || fail "latencies $(num count), requests $req"
+grep -q '"errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0,"length":0}' \
+	"$work/out" || fail "errors in a clean run"
+echo "ok: $req requests in 1 s, all 200 with 27 bytes, no error"
+
+timeout 20 "$load" "$U/json" -c 4 -d 1 -R 200 --json >"$work/out" || fail "a paced run exited $?"
+req=$(num requests)
+[ "$req" -ge 150 ] && [ "$req" -le 210 ] || fail "-R 200 for 1 s made $req requests"
+echo "ok: -R 200 for 1 s: $req requests"
+
+timeout 20 "$load" "$U/nope" -c 2 -d 1 --json >"$work/out" || fail "a 404 run exited $?"
+[ "$(grep -o '"status":[0-9]*' "$work/out" | tail -n 1 | cut -d: -f2)" = "$(num requests)" ] ||
+	fail "404s not all counted as status errors"
+echo "ok: 404s counted as status errors"
+
+timeout 20 "$load" "$U/json" -c 1 -d 1 --latency >"$work/out" || true
+grep -q "Latency Distribution" "$work/out" && grep -q "Requests/sec:" "$work/out" ||
+	fail "the human report lacks its lines"
+echo "ok: the human report"
+
+kill "$pid" && wait "$pid" 2>/dev/null
+pid=
+timeout 20 "$load" "$U/json" -c 2 -d 1 --json >"$work/out" || fail "a refused run exited $?"
+[ "$(num requests)" = 0 ] && [ "$(num connect)" -gt 0 ] || fail "no connect errors for a closed port"
+echo "ok: a closed port gives connect errors"
+

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * giong-load - an HTTP/1.1 load generator on giong: each connection a fiber that sends a
+ * request through libgiong-http's client, reads the whole response, checks its status and
+ * length, and repeats, on -t workers; one io_uring_enter per turn of each worker's loop
+ * serves all of them.
+ *
+ *   giong-load URL [-c CONNS] [-d SECS] [-t WORKERS] [-R RATE] [-H 'Name: value']...
+ *              [-m METHOD] [--body FILE] [--timeout MS] [--latency] [--json] [-k]
+ *              [--tls-backend NAME]
+ *
+ * Latency is from the request's send to its response's end; with -R, from the time the
+ * request should have been sent (pace.h: a stalled server cannot hide its delay, wrk2's
+ * correction of coordinated omission). The report is report.c's; the histogram hist.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <giong/http.h>
+
+#include "../args.h"
+#include "hist.h"
+#include "pace.h"
+#include "report.h"
+#include "tls_client.h"
+
+#define PROG "giong-load"
+#define MAX_FIELDS 32
+#define BODY_MAX (64u << 20)
+
+/* What each worker counts: its own, merged after the run (no sharing while it runs). */
+struct worker_state {
+	struct load_hist hist;
+	struct load_totals totals;
+	uint64_t first_ns, last_ns; /* the span its requests covered */
+};
+
+static struct {
+	const char *url, *method;
+	const char *fields[MAX_FIELDS][2];
+	size_t field_len[MAX_FIELDS][2];
+	unsigned nfields;
+	char *body;
+	size_t body_len;
+	uint32_t conns, workers;
+	uint64_t rate, secs, timeout_ms;
+	bool latency, json, progress;
+	struct load_pace pace;
+	uint64_t start_ns, end_ns;
+	struct giong_http_client *cli;
+	struct worker_state *ws;
+} g;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The error kind of a failed exchange step. */
+static enum load_err err_kind(int r, bool sent)
+{
+	if (r == -ETIMEDOUT)
+		return LOAD_ERR_TIMEOUT;
+	if (!sent && (r == -ECONNREFUSED || r == -EHOSTUNREACH || r == -ENETUNREACH ||
+		      r == -EADDRNOTAVAIL || r <= -4000 /* TLS handshake */))
+		return LOAD_ERR_CONNECT;
+	return sent ? LOAD_ERR_READ : LOAD_ERR_WRITE;
+}
+
+/* One request and its whole response; counted into @w. */
+static void one_request(struct worker_state *w, uint64_t intended)
+{
+	struct giong_http_exchange *ex;
+	uint64_t sent = now_ns(), bytes = 0;
+	int64_t want;
+	int r, status;
+
+	if ((r = giong_http_exchange_begin(g.cli, g.method, g.url, &ex))) {
+		w->totals.errors[LOAD_ERR_CONNECT]++;
+		return;
+	}
+
+	for (unsigned i = 0; i < g.nfields && !r; i++)
+		r = giong_http_exchange_header_n(ex, g.fields[i][0], g.field_len[i][0],
+						 g.fields[i][1], g.field_len[i][1]);
+	if (!r)
+		r = giong_http_exchange_send(ex, g.body, g.body_len);
+	if (r) {
+		enum load_err e = err_kind(r, false);
+
+		w->totals.errors[e]++;
+		giong_http_exchange_end(ex);
+		if (e == LOAD_ERR_CONNECT)
+			giong_sleep_ms(1); /* a refusing server: not a busy loop of connects */
+		return;
+	}
+	if ((status = giong_http_exchange_response(ex)) < 0) {
+		w->totals.errors[err_kind(status, true)]++;
+		giong_http_exchange_end(ex);
+		return;
+	}
+	want = giong_http_exchange_content_length(ex);
+	for (;;) {
+		const void *data;
+		ssize_t n = giong_http_exchange_next(ex, &data);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			w->totals.errors[err_kind((int)n, true)]++;
+			giong_http_exchange_end(ex);
+			return;
+		}
+		bytes += (uint64_t)n;
+	}
+	giong_http_exchange_end(ex);
+	if (want >= 0 && (uint64_t)want != bytes)
+		w->totals.errors[LOAD_ERR_LENGTH]++;
+	if (status < 200 || status > 399)
+		w->totals.errors[LOAD_ERR_STATUS]++;
+	if (status >= LOAD_STATUS_MIN && status < LOAD_STATUS_MIN + LOAD_STATUS_COUNT)
+		w->totals.status[status - LOAD_STATUS_MIN]++;
+	w->totals.requests++;
+	w->totals.bytes += bytes;
+	load_hist_record(&w->hist, load_pace_latency(&g.pace, intended, sent, now_ns()));
+}
+
+/* A connection: requests until the run's end, paced when -R is given. */
+static intptr_t conn_task(void *arg)
+{
+	uint32_t k = (uint32_t)(uintptr_t)arg;
+	struct worker_state *w = &g.ws[giong_worker_index()];
+	struct load_pace_conn pc;
+
+	load_pace_conn_init(&pc, &g.pace, k);
+	while (!giong_is_shutting_down()) {
+		uint64_t intended = g.rate ? load_pace_conn_next(&pc) : 0, t = now_ns();
+
+		if (t >= g.end_ns || (g.rate && intended >= g.end_ns))
+			break;
+		if (g.rate && intended > t && giong_sleep_ms((intended - t + 999999) / 1000000))
+			break; /* cancelled: shutdown */
+		uint64_t saved = giong_deadline_in(g.timeout_ms);
+
+		one_request(w, intended);
+		giong_deadline_restore(saved);
+	}
+	if (!w->first_ns || w->first_ns > g.start_ns)
+		w->first_ns = g.start_ns;
+	if (now_ns() > w->last_ns)
+		w->last_ns = now_ns() < g.end_ns ? now_ns() : g.end_ns;
+	return 0;
+}
+
+/* A progress line once a second on a terminal, from worker 0 (its own counts only are
+ * readable while the run goes on: the line says so). */
+static intptr_t progress_task(void *arg)
+{
+	struct worker_state *w = arg;
+	uint64_t last = 0;
+
+	while (now_ns() < g.end_ns && !giong_sleep_ms(1000)) {
+		uint64_t n = w->totals.requests;
+
+		fprintf(stderr, "\r" PROG ": %llu s: worker 0 %llu req/s      ",
+			(unsigned long long)((now_ns() - g.start_ns) / 1000000000u),
+			(unsigned long long)(n - last));
+		last = n;
+	}
+	fprintf(stderr, "\r%60s\r", "");
+	return 0;
+}
+
+static void worker_main(unsigned worker, void *arg)
+{
+	struct giong_task **tasks;
+	uint32_t mine = 0;
+
+	(void)arg;
+	for (uint32_t k = worker; k < g.conns; k += g.workers)
+		mine++;
+	tasks = calloc(mine ? mine : 1, sizeof(*tasks));
+	if (!tasks) {
+		fprintf(stderr, PROG ": worker %u: out of memory\n", worker);
+		return;
+	}
+	mine = 0;
+	for (uint32_t k = worker; k < g.conns; k += g.workers)
+		if (giong_spawn(conn_task, (void *)(uintptr_t)k, &tasks[mine]) == 0)
+			mine++;
+	if (worker == 0 && g.progress)
+		giong_spawn(progress_task, &g.ws[0], NULL);
+	for (uint32_t i = 0; i < mine; i++)
+		giong_join(tasks[i], NULL);
+	free(tasks);
+	/* The pool holds idle connections: close them now, from their worker. */
+	giong_http_client_close_idle(g.cli);
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+		"usage: " PROG " URL [-c CONNS] [-d SECS] [-t WORKERS] [-R RATE]\n"
+		"       [-H 'Name: value']... [-m METHOD] [--body FILE] [--timeout MS]\n"
+		"       [--latency] [--json] [-k] [--tls-backend NAME]\n"
+		"  -c CONNS        connections (10), spread over the workers\n"
+		"  -d SECS         duration (10)\n"
+		"  -t WORKERS      worker threads (1)\n"
+		"  -R RATE         requests/s in all, paced; latency from each request's due time\n"
+		"  -H 'N: v'       a request field (up to %d)\n"
+		"  -m METHOD       the method (GET)\n"
+		"  --body FILE     the request body (at most 64 MiB)\n"
+		"  --timeout MS    a request's deadline, connect to last byte (2000)\n"
+		"  --latency       the percentile table in the report\n"
+		"  --json          the report as one JSON object\n"
+		"  -k              https: do not verify the server's certificate\n"
+		"  --tls-backend   https: %s\n",
+		MAX_FIELDS, load_tls_backends());
+	exit(status);
+}
+
+static void add_field(const char *text)
+{
+	const char *colon = strchr(text, ':'), *v;
+
+	if (!colon || colon == text || g.nfields == MAX_FIELDS) {
+		fprintf(stderr, PROG ": -H '%s': 'Name: value', at most %d\n", text, MAX_FIELDS);
+		exit(2);
+	}
+	for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+		;
+	g.fields[g.nfields][0] = text;
+	g.field_len[g.nfields][0] = (size_t)(colon - text);
+	g.fields[g.nfields][1] = v;
+	g.field_len[g.nfields][1] = strlen(v);
+	g.nfields++;
+}
+
+static void read_body(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, n;
+
+	if (!f || !(g.body = malloc(cap))) {
+		fprintf(stderr, PROG ": --body %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	while ((n = fread(g.body + g.body_len, 1, cap - g.body_len, f)) > 0) {
+		g.body_len += n;
+		if (g.body_len == cap) {
+			char *nb = cap < BODY_MAX ? realloc(g.body, cap *= 2) : NULL;
+
+			if (!nb) {
+				fprintf(stderr, PROG ": --body %s: over 64 MiB\n", path);
+				exit(1);
+			}
+			g.body = nb;
+		}
+	}
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	struct giong_http_client_options co = {0};
+	struct load_tls_args tls = {.backend = load_tls_default_backend()};
+	struct giong_config cfg;
+	struct giong_runtime *rt;
+	struct load_totals total = {0};
+	struct load_hist *hist;
+	struct load_run run;
+	int r;
+
+	g.method = "GET";
+	g.conns = 10;
+	g.workers = 1;
+	g.secs = 10;
+	g.timeout_ms = 2000;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			usage(0);
+		else if (!strcmp(a, "--latency"))
+			g.latency = true;
+		else if (!strcmp(a, "--json"))
+			g.json = true;
+		else if (!strcmp(a, "-k"))
+			tls.insecure = true;
+		else if (a[0] != '-' && !g.url)
+			g.url = a;
+		else if (i + 1 >= argc)
+			usage(2);
+		else if (!strcmp(a, "-c"))
+			g.conns = (uint32_t)tool_number(PROG, a, argv[++i], 1, 1000000);
+		else if (!strcmp(a, "-d"))
+			g.secs = tool_number(PROG, a, argv[++i], 1, 86400);
+		else if (!strcmp(a, "-t"))
+			g.workers = (uint32_t)tool_number(PROG, a, argv[++i], 1, 1024);
+		else if (!strcmp(a, "-R"))
+			g.rate = tool_number(PROG, a, argv[++i], 1, 1000000000);
+		else if (!strcmp(a, "-P") && tool_number(PROG, a, argv[++i], 1, 1) == 1)
+			; /* pipelining: only depth 1 until the client pipelines */
+		else if (!strcmp(a, "-H"))
+			add_field(argv[++i]);
+		else if (!strcmp(a, "-m"))
+			g.method = argv[++i];
+		else if (!strcmp(a, "--body"))
+			read_body(argv[++i]);
+		else if (!strcmp(a, "--timeout"))
+			g.timeout_ms = tool_number(PROG, a, argv[++i], 1, 3600000);
+		else if (!strcmp(a, "--tls-backend"))
+			tls.backend = argv[++i];
+		else
+			usage(2);
+	}
+	if (!g.url)
+		usage(2);
+	if (g.conns < g.workers)
+		g.workers = g.conns; /* a worker with no connection would idle */
+	g.progress = !g.json && isatty(2);
+	co.pool_max = g.conns; /* every connection kept alive between its requests */
+	co.head_timeout_ms = co.body_timeout_ms = (uint32_t)g.timeout_ms;
+	co.connect_timeout_ms = (uint32_t)g.timeout_ms;
+	if (!strncmp(g.url, "https://", 8)) {
+		co.connect = load_tls_connector();
+		if (!(co.connect_ctx = load_tls_config(&tls)))
+			return 1; /* said why */
+	}
+	if ((r = giong_http_client_new(&co, &g.cli)) ||
+	    !(g.ws = calloc(g.workers, sizeof(*g.ws))) || !(hist = malloc(sizeof(*hist)))) {
+		fprintf(stderr, PROG ": %s\n", r ? giong_strerror(r) : "out of memory");
+		return 1;
+	}
+	for (uint32_t i = 0; i < g.workers; i++)
+		load_hist_init(&g.ws[i].hist);
+	giong_config_init(&cfg);
+	cfg.workers = g.workers;
+	cfg.shutdown_on_signals = true;
+	cfg.shutdown_grace_ms = (uint32_t)g.timeout_ms;
+	if ((r = giong_runtime_new(&cfg, &rt))) {
+		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
+		return 1;
+	}
+	g.start_ns = now_ns();
+	g.end_ns = g.start_ns + g.secs * 1000000000u;
+	load_pace_init(&g.pace, g.rate, g.conns, g.start_ns);
+	r = giong_runtime_run(rt, worker_main, NULL);
+	giong_runtime_free(rt);
+	giong_http_client_free(g.cli);
+	load_tls_free(co.connect_ctx);
+	if (r) {
+		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
+		return 1;
+	}
+	load_hist_init(hist);
+	for (uint32_t i = 0; i < g.workers; i++) {
+		g.ws[i].totals.duration_ns = g.ws[i].last_ns - g.ws[i].first_ns;
+		load_totals_add(&total, &g.ws[i].totals);
+		load_hist_merge(hist, &g.ws[i].hist);
+	}
+	run = (struct load_run){.url = g.url,
+				.method = g.method,
+				.conns = g.conns,
+				.workers = g.workers,
+				.depth = 1,
+				.rate = g.rate,
+				.latency = g.latency};
+	r = g.json ? load_report_json_file(stdout, &run, &total, hist)
+		   : load_report_text_file(stdout, &run, &total, hist);
+	free(hist);
+	free(g.ws);
+	free(g.body);
+	return r < 0 ? 1 : 0;
+}
