@@ -170,6 +170,8 @@ int giong_http_exchange_header_n(struct giong_http_exchange *ex, const char *nam
 {
 	if (!ex || !name || (!value && value_len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state != GIONG__HTTP_EX_BEGUN)
 		return -EALREADY;
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
@@ -233,6 +235,11 @@ static int frame(struct giong_http_exchange *ex, bool chunked, size_t len)
 	return r;
 }
 
+int giong__http_ex_frame(struct giong_http_exchange *ex, size_t len)
+{
+	return frame(ex, false, len);
+}
+
 /* Write the head and the body from memory (all of the request) on a connection. */
 static int transmit(struct giong_http_exchange *ex)
 {
@@ -275,6 +282,8 @@ int giong_http_exchange_send(struct giong_http_exchange *ex, const void *body, s
 
 	if (!ex || (!body && len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state != GIONG__HTTP_EX_BEGUN)
@@ -297,6 +306,8 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 
 	if (!ex || (!buf && len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state != GIONG__HTTP_EX_BEGUN && ex->state != GIONG__HTTP_EX_STREAMING)
@@ -402,6 +413,8 @@ int giong_http_exchange_response(struct giong_http_exchange *ex)
 
 	if (!ex)
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state == GIONG__HTTP_EX_HEAD)
