@@ -9,7 +9,8 @@
  * the deadline, nothing pooled), a body cut short, the idle timeout and a
  * server closing a pooled connection; pipelines (a server closing after the
  * 3rd of 8 responses, a malformed 2nd response, HEAD between GETs, the
- * misuses refused); every descriptor given back.
+ * misuses refused, a pooled connection found closed: sent again once);
+ * every descriptor given back.
  */
 #include "client_test.h"
 
@@ -538,6 +539,61 @@ static void test_pipeline_head(void **state)
 	run(&t);
 }
 
+/* Connection 0 answers one request, then reads the pipeline's and closes unanswered;
+ * connection 1 serves the pipeline sent again. */
+static void serve_pipe_retry(struct rs *rs, int fd, int i)
+{
+	char buf[4096];
+
+	if (i > 0) {
+		serve_pipe(rs, fd, i);
+		return;
+	}
+	if (rs_read_request(fd, buf, sizeof(buf)) <= 0)
+		return;
+	rs_send(fd, OK3("pre"));
+	(void)!recv(fd, buf, sizeof(buf), 0);
+}
+
+static void pipe_retry_scenario(struct run *t, struct giong_http_client *cli)
+{
+	static const char *const want[] = {"one", "two", "six"};
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	const void *data;
+	char url[96], body[16];
+	int pooled;
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(ct_exchange(cli, "GET", url, NULL, body, sizeof(body), &pooled), 200);
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	pipe_fill(cli, pl, url, 3, 0);
+	/* Written on the pooled connection, which the server then closes: all 3 go
+	 * again on a new one, once. */
+	for (int i = 0; i < 3; i++) {
+		gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200);
+		gt_check_int_equal(giong_http_exchange_body(ex, &data), 3);
+		gt_check_memory_equal(data, want[i], 3);
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	}
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1);
+	gt_check_int_equal(stats(cli).retries, 3);
+	gt_check_int_equal(stats(cli).connects, 2);
+	gt_check_int_equal(stats(cli).idle, 1);
+}
+
+static void test_pipeline_retry(void **state)
+{
+	struct run t = {.scenario = pipe_retry_scenario,
+			.serve = serve_pipe_retry,
+			.pipe_requests = 3,
+			.pipe_reply = OK3("one") OK3("two") OK3("six")};
+
+	(void)state;
+	run(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_pipeline_close),
 		cmocka_unit_test(test_pipeline_malformed),
 		cmocka_unit_test(test_pipeline_head),
+		cmocka_unit_test(test_pipeline_retry),
 	};
 
 	gt_require_uring();
