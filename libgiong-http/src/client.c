@@ -328,6 +328,7 @@ static void cworker_free(struct giong__http_cworker *w)
 		free(ex->copy);
 		free(ex);
 	}
+	giong__http_pipeline_cache_free(w);
 	/* Origins an exchange that was never ended still points to go too: the
 	 * worker, and with it that exchange, is gone. */
 	while ((o = giong__list_entry(giong__list_pop_front(&w->origins), struct giong__http_origin,

@@ -13,7 +13,9 @@
  *  - struct giong__http_cconn: one connection, from its connect to its close;
  *  - struct giong_http_exchange: one request and response; kept in the
  *    worker's cache after it ends, with its buffers, so that a warm worker
- *    allocates nothing per request.
+ *    allocates nothing per request;
+ *  - struct giong_http_pipeline: exchanges sent on one connection in one
+ *    write; cached the same way, with its arrays.
  */
 #ifndef GIONG_HTTP_CLIENT_INTERNAL_H
 #define GIONG_HTTP_CLIENT_INTERNAL_H
@@ -41,6 +43,8 @@
 /* Ended exchanges kept per worker, and the largest body copy one keeps. */
 #define GIONG__HTTP_CLIENT_CACHE 64u
 #define GIONG__HTTP_CLIENT_COPY_KEEP (64u * 1024)
+/* Ended pipelines kept per worker. */
+#define GIONG__HTTP_CLIENT_PIPELINE_CACHE 16u
 
 struct giong__http_cworker;
 
@@ -75,6 +79,8 @@ struct giong__http_cworker {
 	struct giong__list idle;      /* every pooled connection, oldest first */
 	struct giong__list exchanges; /* ended ones, for reuse */
 	unsigned nexchanges;
+	struct giong__list pipelines; /* ended ones, for reuse */
+	unsigned npipelines;
 	/* The idle timer's timeout: lent to the kernel from its giong_op_start()
 	 * until idle_timer() runs (timer_armed says so). */
 	struct __kernel_timespec ts;
@@ -102,6 +108,7 @@ struct giong_http_exchange {
 	struct giong__http_cconn *conn;    /* from the send on */
 	struct giong__list_node link;      /* on w->exchanges, once ended */
 	struct giong__http_out req;        /* the request head */
+	struct giong_http_pipeline *pl;    /* the pipeline it is in, if any */
 	uint8_t state;                     /* enum giong__http_ex_state */
 	bool head_request, idempotent, bodiless_method;
 	bool framed;      /* the framing field and the empty line are in req */
@@ -131,6 +138,36 @@ struct giong_http_exchange {
 	size_t whole_len;
 };
 
+/*
+ * A pipeline: its exchanges' requests went in one write on conn, and their
+ * responses are read in the same order. The exchange handed back (out)
+ * borrows conn until it ends; the last one's end pools conn or closes it. A
+ * failure closes conn at once and is kept in error for every exchange after.
+ */
+struct giong_http_pipeline {
+	struct giong__http_cworker *w;
+	struct giong__http_origin *origin; /* a reference, from the first add */
+	struct giong__http_cconn *conn;    /* from the send to the last response's end */
+	struct giong__list_node link;      /* on w->pipelines, once ended */
+	struct giong_http_exchange **ex;   /* ex[0..n), in the order added */
+	struct iovec *iov;                 /* the write's pieces: 2 per exchange */
+	unsigned n, cap;
+	unsigned next;                   /* the index of the next to hand back */
+	struct giong_http_exchange *out; /* handed back, not yet ended */
+	unsigned flags;                  /* enum giong_http_pipeline_flags */
+	bool sent, reused, retried;
+	bool unsafe; /* a method that is not idempotent is in: never sent again */
+	int pooled;  /* what the last exchange's end did with conn */
+	int error;   /* sticky: every later exchange fails with it */
+};
+
+/* Whether @ex waits in a pipeline (not handed back): only the pipeline may
+ * send it, read its response or end it. */
+static inline bool giong__http_ex_queued(const struct giong_http_exchange *ex)
+{
+	return ex->pl && ex->pl->out != ex;
+}
+
 /* client.c */
 /* The calling worker's share of @cli, made on first use; NULL with *@err. */
 struct giong__http_cworker *giong__http_cworker_get(struct giong_http_client *cli, int *err);
@@ -153,6 +190,15 @@ void giong__http_cconn_close(struct giong__http_cconn *c);
 /* exchange.c */
 /* An exchange done with: back to @w's cache with its buffers (freed past it). */
 void giong__http_ex_put(struct giong__http_cworker *w, struct giong_http_exchange *ex);
+/* The framing field for a body of @len bytes and the empty line, once: 0 or -errno. */
+int giong__http_ex_frame(struct giong_http_exchange *ex, size_t len);
+
+/* pipeline.c */
+/* The end of @ex, handed back by its pipeline: the connection goes on to the
+ * next response (1), to the pool after the last (1), or is closed (0). */
+int giong__http_pipeline_ex_end(struct giong_http_exchange *ex);
+/* Free the pipelines cached by @w (the worker ends). */
+void giong__http_pipeline_cache_free(struct giong__http_cworker *w);
 
 /* A URL taken apart (spans into it, but for the defaulted target). */
 struct giong__http_url {

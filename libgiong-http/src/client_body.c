@@ -204,8 +204,12 @@ int giong_http_exchange_end(struct giong_http_exchange *ex)
 
 	if (!ex)
 		return 0;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY; /* the pipeline's: giong_http_pipeline_end() ends it */
 	w = ex->w;
-	if ((c = ex->conn)) {
+	if (ex->pl) {
+		pooled = giong__http_pipeline_ex_end(ex);
+	} else if ((c = ex->conn)) {
 		giong__http_input_message_done(&c->in);
 		/* Anything past the response is not a boundary to trust: close. */
 		if (ex->state == GIONG__HTTP_EX_HEAD && ex->body_done && !ex->body_error &&

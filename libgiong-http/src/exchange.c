@@ -100,6 +100,53 @@ static int fail(struct giong_http_exchange *ex, int err)
 	return ex->error;
 }
 
+/*
+ * "METHOD target HTTP/1.1\r\nHost: host[:port]\r\n" (and "Connection: close"
+ * with no_keep_alive) into the empty ex->req: one grow and plain copies, as
+ * this runs for every request (no printf, no append per piece).
+ */
+static int request_line(struct giong_http_exchange *ex, const char *method, size_t ml,
+			const struct giong__http_url *u)
+{
+	bool slash = u->target[0] == '?', close = ex->w->cli->o.no_keep_alive;
+	char port[8], *p;
+	size_t pl = 0, n;
+	int r;
+
+	if (u->port_given) {
+		char d[5];
+		unsigned v = u->port, k = 0;
+
+		do
+			d[k++] = (char)('0' + v % 10);
+		while ((v /= 10));
+		port[pl++] = ':';
+		while (k)
+			port[pl++] = d[--k];
+	}
+	n = ml + 1 + slash + u->target_len + 17 + u->host_len + pl + 2 + (close ? 19 : 0);
+	if ((r = giong__http_out_grow(&ex->req, n, &p)))
+		return r;
+	memcpy(p, method, ml);
+	p += ml;
+	*p++ = ' ';
+	if (slash)
+		*p++ = '/'; /* "http://h?q" asks for "/?q" */
+	memcpy(p, u->target, u->target_len);
+	p += u->target_len;
+	memcpy(p, " HTTP/1.1\r\nHost: ", 17);
+	p += 17;
+	memcpy(p, u->host, u->host_len);
+	p += u->host_len;
+	memcpy(p, port, pl);
+	p += pl;
+	memcpy(p, "\r\n", 2);
+	if (close)
+		memcpy(p + 2, "Connection: close\r\n", 19);
+	ex->req.len += n;
+	return 0;
+}
+
 int giong_http_exchange_begin(struct giong_http_client *cli, const char *method, const char *url,
 			      struct giong_http_exchange **ret)
 {
@@ -120,6 +167,7 @@ int giong_http_exchange_begin(struct giong_http_client *cli, const char *method,
 			id = methods[i].id;
 			idem = methods[i].idempotent;
 			bodiless = methods[i].bodiless;
+			break;
 		}
 	if (id == GIONG_HTTP_CONNECT)
 		return -EINVAL; /* a tunnel is no exchange */
@@ -139,26 +187,10 @@ int giong_http_exchange_begin(struct giong_http_client *cli, const char *method,
 		giong__http_ex_put(w, ex);
 		return -ENOMEM;
 	}
-	{
-		char port[8];
-		int pl = u.port_given ? snprintf(port, sizeof(port), ":%u", (unsigned)u.port) : 0;
-		const char *slash = u.target[0] == '?' ? "/" : "";
-
-		/* "METHOD target HTTP/1.1\r\nHost: host[:port]\r\n" */
-		if ((r = giong__http_out_append(&ex->req, method, ml)) ||
-		    (r = giong__http_out_append(&ex->req, " ", 1)) ||
-		    (r = giong__http_out_append(&ex->req, slash, strlen(slash))) ||
-		    (r = giong__http_out_append(&ex->req, u.target, u.target_len)) ||
-		    (r = giong__http_out_append(&ex->req, " HTTP/1.1\r\nHost: ", 17)) ||
-		    (r = giong__http_out_append(&ex->req, u.host, u.host_len)) ||
-		    (r = giong__http_out_append(&ex->req, port, (size_t)pl)) ||
-		    (r = giong__http_out_append(&ex->req, "\r\n", 2)) ||
-		    (cli->o.no_keep_alive &&
-		     (r = giong__http_out_append(&ex->req, "Connection: close\r\n", 19)))) {
-			giong__http_origin_put(w, ex->origin);
-			giong__http_ex_put(w, ex);
-			return r == -E2BIG ? -EINVAL : r;
-		}
+	if ((r = request_line(ex, method, ml, &u))) {
+		giong__http_origin_put(w, ex->origin);
+		giong__http_ex_put(w, ex);
+		return r == -E2BIG ? -EINVAL : r;
 	}
 	w->stats.exchanges++;
 	*ret = ex;
@@ -170,6 +202,8 @@ int giong_http_exchange_header_n(struct giong_http_exchange *ex, const char *nam
 {
 	if (!ex || !name || (!value && value_len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state != GIONG__HTTP_EX_BEGUN)
 		return -EALREADY;
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
@@ -233,6 +267,11 @@ static int frame(struct giong_http_exchange *ex, bool chunked, size_t len)
 	return r;
 }
 
+int giong__http_ex_frame(struct giong_http_exchange *ex, size_t len)
+{
+	return frame(ex, false, len);
+}
+
 /* Write the head and the body from memory (all of the request) on a connection. */
 static int transmit(struct giong_http_exchange *ex)
 {
@@ -275,6 +314,8 @@ int giong_http_exchange_send(struct giong_http_exchange *ex, const void *body, s
 
 	if (!ex || (!body && len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state != GIONG__HTTP_EX_BEGUN)
@@ -297,6 +338,8 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 
 	if (!ex || (!buf && len))
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state != GIONG__HTTP_EX_BEGUN && ex->state != GIONG__HTTP_EX_STREAMING)
@@ -402,6 +445,8 @@ int giong_http_exchange_response(struct giong_http_exchange *ex)
 
 	if (!ex)
 		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
 	if (ex->state == GIONG__HTTP_EX_FAILED)
 		return ex->error;
 	if (ex->state == GIONG__HTTP_EX_HEAD)

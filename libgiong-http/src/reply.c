@@ -91,14 +91,16 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 	return s->state == GIONG__HTTP_S_DONE ? 1 : 0;
 }
 
-/* RFC 9112 6.3, as reply.h says. */
-static int framing(struct giong__http_reply *r, bool head_request)
+/* RFC 9112 6.3, as reply.h says; what the fields say of the framing in *@frp
+ * (zeroed by the caller), for the second opinion. */
+static int framing(struct giong__http_reply *r, bool head_request, struct giong__http_framing *frp)
 {
 	struct giong__http_framing fr = {0};
 	bool http11 = r->version_minor == 1, bodiless;
 
 	for (uint32_t i = 0; i < r->nfields; i++)
 		giong__http_framing_field(&r->fields[i], &fr);
+	*frp = fr;
 	if (fr.bad_length)
 		return -400;
 	if (fr.tes && (fr.lengths || !http11 || fr.malformed_coding || fr.unknown_coding ||
@@ -122,19 +124,19 @@ static int framing(struct giong__http_reply *r, bool head_request)
 	return 0;
 }
 
-/* http-parser's word on the same bytes (head.c): it must agree. */
-static int second_opinion(const char *head, size_t len, const struct giong__http_reply *r)
+/* http-parser's word on the same bytes (head.c): it must agree with ours, and
+ * with what framing() read of the fields (@fr: read once, for both). */
+static int second_opinion(const char *head, size_t len, const struct giong__http_reply *r,
+			  const struct giong__http_framing *frp)
 {
+	const struct giong__http_framing fr = *frp;
 	struct giong__http_second_result o;
-	struct giong__http_framing fr = {0};
 	int e;
 
 	e = giong__http_second_opinion(true, head, len, r->fields, r->nfields, r->reason,
 				       r->reason_len, &o);
 	if (e)
 		return e;
-	for (uint32_t i = 0; i < r->nfields; i++)
-		giong__http_framing_field(&r->fields[i], &fr);
 	if (o.http_major != 1 || o.http_minor != r->version_minor ||
 	    o.status_code != (unsigned)r->status || o.chunked != (fr.tes != 0) ||
 	    o.has_length != (fr.lengths != 0) ||
@@ -150,6 +152,7 @@ int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};
 	struct giong__http_reply out = {0};
+	struct giong__http_framing fr;
 	const char *p, *eol;
 	int e;
 
@@ -179,9 +182,9 @@ int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http
 	out.reason_len = (uint32_t)(eol - p);
 	out.fields = fields;
 	giong__http_split_fields(eol + 2, buf + sc->pos, fields, &out.nfields);
-	if ((e = framing(&out, head_request)))
+	if ((e = framing(&out, head_request, &fr)))
 		return e;
-	if ((e = second_opinion(buf, sc->pos, &out)))
+	if ((e = second_opinion(buf, sc->pos, &out, &fr)))
 		return e;
 	*r = out;
 	return (int)sc->pos;

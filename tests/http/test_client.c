@@ -4,7 +4,8 @@
  * (a serve task and the scenario in the main task): keep-alive reuse, a body
  * from memory and a streamed (chunked) one, HEAD, 404, a 1 MiB body read
  * whole and streamed in place, giong_http_get(), the pool bound with tasks
- * running exchanges at once, close_idle; every descriptor given back.
+ * running exchanges at once, close_idle; 16 GETs pipelined in one write on
+ * the pooled connection, answered in order; every descriptor given back.
  */
 #include "client_test.h"
 
@@ -54,6 +55,21 @@ static int h_big(struct giong_http_request *req, struct giong_http_response *res
 	return giong_http_response_end(res);
 }
 
+/* /seq?i=K: its query back, K + 1 times (every answer of its own length). */
+static int h_seq(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	char body[512];
+	size_t ql, n = 0;
+	const char *q = giong_http_request_query(req, &ql);
+
+	(void)ctx;
+	if (!q || ql < 3 || ql > 8)
+		return giong_http_response_send(res, "?", 1);
+	for (int k = atoi(q + 2) + 1; k > 0 && n + ql <= sizeof(body); k--, n += ql)
+		memcpy(body + n, q, ql);
+	return giong_http_response_send(res, body, n);
+}
+
 static int h_slow(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
 {
 	(void)req;
@@ -94,6 +110,43 @@ static struct giong_http_client_stats stats(struct env *e)
 
 	giong_http_client_stats(e->cli, 0, &s);
 	return s;
+}
+
+/* 16 GETs pipelined on the pooled connection: each answer its own, in order. */
+static void pipeline_scenario(struct env *e)
+{
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	uint64_t reused = stats(e).reused;
+	char url[96], want[512];
+	const void *data;
+
+	gt_check_int_equal(giong_http_pipeline_begin(e->cli, 0, &pl), 0);
+	for (int i = 0; i < 16; i++) {
+		snprintf(url, sizeof(url), "%s/seq?i=%d", e->url, i);
+		gt_check_int_equal(giong_http_exchange_begin(e->cli, "GET", url, &ex), 0);
+		gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), 0);
+	}
+	gt_check_int_equal(giong_http_pipeline_send(pl), 0);
+	for (int i = 0; i < 16; i++) {
+		size_t n = 0;
+		ssize_t got;
+		int ql = snprintf(url, sizeof(url), "i=%d", i);
+
+		for (int k = 0; k <= i; k++, n += (size_t)ql)
+			memcpy(want + n, url, (size_t)ql);
+		gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200);
+		gt_check_int_equal(giong_http_exchange_content_length(ex), (int64_t)n);
+		got = giong_http_exchange_body(ex, &data);
+		gt_check_int_equal(got, (ssize_t)n);
+		gt_check_true(got == (ssize_t)n && !memcmp(data, want, n));
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	}
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 0);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1);
+	gt_check_int_equal(stats(e).reused, reused + 16);
+	gt_check_int_equal(stats(e).connects, 1);
+	gt_check_int_equal(stats(e).idle, 1);
 }
 
 static void scenario(struct env *e)
@@ -171,6 +224,7 @@ static void scenario(struct env *e)
 	free(gb);
 	gt_check_int_equal(stats(e).connects, 1);
 	gt_check_int_equal(stats(e).idle, 1);
+	pipeline_scenario(e);
 
 	/* The pool bound: 6 exchanges at once want 6 connections; 3 stay. */
 	for (int i = 0; i < 6; i++)
@@ -229,6 +283,7 @@ static void test_own_server(void **state)
 	giong_http_router_add(e.router, "PUT", "/echo", h_echo, &e);
 	giong_http_router_add(e.router, "GET", "/big", h_big, &e);
 	giong_http_router_add(e.router, "GET", "/slow", h_slow, &e);
+	giong_http_router_add(e.router, "GET", "/seq", h_seq, &e);
 	assert_int_equal(giong_http_server_new(e.router, NULL, &e.srv), 0);
 	assert_int_equal(giong_http_client_new(&e.opts, &e.cli), 0);
 	gt_run(&cfg, main_fn, &e, NULL);

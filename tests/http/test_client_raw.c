@@ -7,7 +7,10 @@
  * retry of an idempotent request on a pooled connection the server closed
  * (and no retry of a POST), a server that never answers (-ETIMEDOUT within
  * the deadline, nothing pooled), a body cut short, the idle timeout and a
- * server closing a pooled connection; every descriptor given back.
+ * server closing a pooled connection; pipelines (a server closing after the
+ * 3rd of 8 responses, a malformed 2nd response, HEAD between GETs, the
+ * misuses refused, a pooled connection found closed: sent again once);
+ * every descriptor given back.
  */
 #include "client_test.h"
 
@@ -17,6 +20,13 @@ struct run {
 	void (*scenario)(struct run *t, struct giong_http_client *cli);
 	const char *const *replies; /* per connection, one reply per request, NULL ends */
 	int replies_per_conn;
+	rs_serve_fn serve; /* NULL: serve_script() */
+	/* Pipelines (serve_pipe()): the requests each connection reads first,
+	 * what it then sends in one write, and how many reads the requests took. */
+	int pipe_requests;
+	const char *pipe_reply;
+	bool pipe_close; /* close after the reply (else wait for the client's close) */
+	atomic_int pipe_reads;
 };
 
 static void main_fn(unsigned worker, void *arg)
@@ -70,7 +80,7 @@ static void run(struct run *t)
 	struct giong_http_client *cli = NULL;
 	int fds = gt_count_fds();
 
-	rs_start(&t->rs, serve_script, &cli);
+	rs_start(&t->rs, t->serve ? t->serve : serve_script, &cli);
 	gt_run(&cfg, main_fn, t, NULL);
 	rs_stop(&t->rs);
 	assert_non_null(cli);
@@ -331,12 +341,271 @@ static void test_idle(void **state)
 	run(&t);
 }
 
+/* --- pipelines ----------------------------------------------------------------------------- */
+
+/* Serve a pipeline: read pipe_requests requests (no bodies), however many
+ * reads they take, then send pipe_reply in one write; close or wait. */
+static void serve_pipe(struct rs *rs, int fd, int i)
+{
+	struct run *t = (struct run *)rs;
+	char buf[65536];
+	size_t len = 0;
+	int seen = 0, reads = 0;
+
+	(void)i;
+	buf[0] = '\0';
+	while (seen < t->pipe_requests) {
+		ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+
+		if (n <= 0)
+			return;
+		reads++;
+		len += (size_t)n;
+		buf[len] = '\0';
+		seen = 0;
+		for (const char *p = buf; (p = strstr(p, "\r\n\r\n")); p += 4)
+			seen++;
+	}
+	atomic_store(&t->pipe_reads, reads);
+	rs_send(fd, t->pipe_reply);
+	if (!t->pipe_close)
+		rs_wait_close(fd);
+}
+
+#define OK3(b) "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" b
+
+/* Begin @n GETs of @url (HEAD for the indexes in @heads) into @pl. */
+static void pipe_fill(struct giong_http_client *cli, struct giong_http_pipeline *pl,
+		      const char *url, int n, unsigned heads)
+{
+	for (int i = 0; i < n; i++) {
+		struct giong_http_exchange *ex;
+
+		gt_check_int_equal(
+			giong_http_exchange_begin(cli, (heads >> i) & 1 ? "HEAD" : "GET", url, &ex),
+			0);
+		gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), 0);
+	}
+}
+
+static void pipe_close_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	const void *data;
+	char url[96];
+	int r;
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	pipe_fill(cli, pl, url, 8, 0);
+	for (int i = 0; i < 8; i++) {
+		r = giong_http_pipeline_next(pl, &ex);
+		if (!gt_check_true(ex != NULL))
+			break;
+		if (i < 3) {
+			gt_check_int_equal(r, 200);
+			gt_check_int_equal(giong_http_exchange_body(ex, &data), 3);
+			gt_check_memory_equal(data, i == 0 ? "one" : i == 1 ? "two" : "six", 3);
+			gt_check_int_equal(giong_http_exchange_end(ex), 1); /* carries on */
+		} else {
+			gt_check_int_equal(r, -ECONNRESET);
+			gt_check_int_equal(giong_http_exchange_status(ex), -ECONNRESET);
+			gt_check_int_equal(giong_http_exchange_body(ex, &data), -ECONNRESET);
+			gt_check_int_equal(giong_http_exchange_end(ex), 0);
+		}
+	}
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 0);
+	gt_check_null(ex);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 0);
+	gt_check_int_equal(atomic_load(&t->pipe_reads), 1); /* the 8 requests in one write */
+	gt_check_int_equal(stats(cli).connects, 1);
+	gt_check_int_equal(stats(cli).retries, 0);
+	gt_check_int_equal(stats(cli).idle, 0);
+}
+
+static void test_pipeline_close(void **state)
+{
+	struct run t = {.scenario = pipe_close_scenario,
+			.serve = serve_pipe,
+			.pipe_requests = 8,
+			.pipe_reply = OK3("one") OK3("two") OK3("six"),
+			.pipe_close = true};
+
+	(void)state;
+	run(&t);
+}
+
+static void pipe_bad_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	const void *data;
+	char url[96];
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	pipe_fill(cli, pl, url, 4, 0);
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200);
+	gt_check_int_equal(giong_http_exchange_body(ex, &data), 3);
+	gt_check_memory_equal(data, "one", 3);
+	gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), -EBADMSG);
+	gt_check_int_equal(giong_http_exchange_end(ex), 0);
+	/* The 3rd response is well formed, but after a bad one nothing is trusted. */
+	for (int i = 2; i < 4; i++) {
+		gt_check_int_equal(giong_http_pipeline_next(pl, &ex), -ECONNABORTED);
+		gt_check_int_equal(giong_http_exchange_end(ex), 0);
+	}
+	gt_check_int_equal(giong_http_pipeline_end(pl), 0);
+	gt_check_int_equal(stats(cli).bad_responses, 1);
+	gt_check_int_equal(stats(cli).idle, 0);
+}
+
+static void test_pipeline_malformed(void **state)
+{
+	struct run t = {
+		.scenario = pipe_bad_scenario,
+		.serve = serve_pipe,
+		.pipe_requests = 4,
+		.pipe_reply = OK3("one") "HTTP/1.1 200 OK\nContent-Length: 3\r\n\r\ntwo" OK3("six")
+			OK3("ten")};
+
+	(void)state;
+	run(&t);
+}
+
+static void pipe_head_scenario(struct run *t, struct giong_http_client *cli)
+{
+	static const char *const want[] = {"one", "", "two", "", "six"};
+	struct giong_http_pipeline *pl, *other;
+	struct giong_http_exchange *ex, *post;
+	const void *data;
+	char url[96];
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	/* Misuses, refused and left as they were. */
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 1u << 7, &other), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "POST", url, &post), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, post, "x", 1), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, GIONG_HTTP_PIPELINE_ANY_METHOD, &other),
+			   0);
+	gt_check_int_equal(giong_http_pipeline_add(other, post, "x", 1), 0);
+	gt_check_int_equal(giong_http_exchange_end(post), -EBUSY); /* queued: the pipeline's */
+	gt_check_int_equal(giong_http_exchange_response(post), -EBUSY);
+	gt_check_int_equal(giong_http_pipeline_end(other), 0); /* ends it, unsent */
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", "http://127.0.0.2:1/", &ex), 0);
+	pipe_fill(cli, pl, url, 5, 0x0a); /* GET HEAD GET HEAD GET */
+	gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), -EXDEV);
+	gt_check_int_equal(giong_http_exchange_end(ex), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, NULL, NULL, 0), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_send(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_next(NULL, &ex), -EINVAL);
+
+	gt_check_int_equal(giong_http_pipeline_send(pl), 0);
+	gt_check_int_equal(giong_http_pipeline_send(pl), -EALREADY);
+	for (int i = 0; i < 5; i++) {
+		gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200);
+		if (i == 0) {
+			struct giong_http_exchange *again;
+
+			gt_check_int_equal(giong_http_pipeline_next(pl, &again), -EBUSY);
+			gt_check_null(again);
+			gt_check_int_equal(giong_http_pipeline_end(pl), -EBUSY);
+		}
+		gt_check_int_equal(giong_http_exchange_content_length(ex), i & 1 ? 0 : 3);
+		gt_check_int_equal(giong_http_exchange_body(ex, &data), (ssize_t)strlen(want[i]));
+		gt_check_memory_equal(data, want[i], strlen(want[i]));
+		gt_check_int_equal(giong_http_exchange_end(ex), 1); /* the last: pooled */
+	}
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 0);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1);
+	gt_check_int_equal(stats(cli).idle, 1);
+	gt_check_int_equal(stats(cli).connects, 1);
+	gt_check_int_equal(atomic_load(&t->pipe_reads), 1);
+}
+
+static void test_pipeline_head(void **state)
+{
+	struct run t = {.scenario = pipe_head_scenario,
+			.serve = serve_pipe,
+			.pipe_requests = 5,
+			/* a HEAD's Content-Length is the GET's: no body follows it */
+			.pipe_reply = OK3("one") "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" OK3(
+				"two") "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" OK3("six")};
+
+	(void)state;
+	run(&t);
+}
+
+/* Connection 0 answers one request, then reads the pipeline's and closes unanswered;
+ * connection 1 serves the pipeline sent again. */
+static void serve_pipe_retry(struct rs *rs, int fd, int i)
+{
+	char buf[4096];
+
+	if (i > 0) {
+		serve_pipe(rs, fd, i);
+		return;
+	}
+	if (rs_read_request(fd, buf, sizeof(buf)) <= 0)
+		return;
+	rs_send(fd, OK3("pre"));
+	(void)!recv(fd, buf, sizeof(buf), 0);
+}
+
+static void pipe_retry_scenario(struct run *t, struct giong_http_client *cli)
+{
+	static const char *const want[] = {"one", "two", "six"};
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	const void *data;
+	char url[96], body[16];
+	int pooled;
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(ct_exchange(cli, "GET", url, NULL, body, sizeof(body), &pooled), 200);
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	pipe_fill(cli, pl, url, 3, 0);
+	/* Written on the pooled connection, which the server then closes: all 3 go
+	 * again on a new one, once. */
+	for (int i = 0; i < 3; i++) {
+		gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200);
+		gt_check_int_equal(giong_http_exchange_body(ex, &data), 3);
+		gt_check_memory_equal(data, want[i], 3);
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	}
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1);
+	gt_check_int_equal(stats(cli).retries, 3);
+	gt_check_int_equal(stats(cli).connects, 2);
+	gt_check_int_equal(stats(cli).idle, 1);
+}
+
+static void test_pipeline_retry(void **state)
+{
+	struct run t = {.scenario = pipe_retry_scenario,
+			.serve = serve_pipe_retry,
+			.pipe_requests = 3,
+			.pipe_reply = OK3("one") OK3("two") OK3("six")};
+
+	(void)state;
+	run(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_framing), cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_retry),   cmocka_unit_test(test_deadlines),
+		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_retry),
+		cmocka_unit_test(test_deadlines),
 		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_pipeline_close),
+		cmocka_unit_test(test_pipeline_malformed),
+		cmocka_unit_test(test_pipeline_head),
+		cmocka_unit_test(test_pipeline_retry),
 	};
 
 	gt_require_uring();

@@ -3,7 +3,9 @@
 #
 # run.sh LOAD_BIN HTTP_BIN - giong-load end to end against giong's HTTP example (tools/http):
 # a 1 s run whose JSON report counts only 200s, as many as requests, no error, a latency for
-# each, the right bytes (27 per /json response); -R paces (a 200/s run makes about 200
+# each, the right bytes (27 per /json response); the same with -P 8 (8 requests a write, their
+# responses read in order, each batch counted whole: a multiple of 8 requests) and a paced
+# -P 4; -R paces (a 200/s run makes about 200
 # requests, not thousands); a 404 route is counted as a status error; a port nobody listens
 # on gives connect errors, not a hang; the human report has its lines. Every process is
 # stopped by its PID; every wait is bounded.
@@ -42,15 +44,30 @@ U=http://127.0.0.1:$port
 # num KEY: the number after "KEY": in the JSON on one line in $work/out
 num() { grep -o "\"$1\":[0-9.]*" "$work/out" | head -n 1 | cut -d: -f2; }
 
-timeout 20 "$load" "$U/json" -c 8 -d 1 -t 2 --json >"$work/out" || fail "a plain run exited $?"
-req=$(num requests) ok=$(grep -o '"200":[0-9]*' "$work/out" | cut -d: -f2)
-[ "${req:-0}" -gt 100 ] || fail "only ${req:-0} requests in 1 s"
-[ "$ok" = "$req" ] || fail "200s $ok, requests $req"
-[ "$(num bytes)" = $((req * 27)) ] || fail "bytes $(num bytes), want $((req * 27))"
-[ "$(num count)" = "$req" ] || fail "latencies $(num count), requests $req"
-grep -q '"errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0,"length":0}' \
-	"$work/out" || fail "errors in a clean run"
-echo "ok: $req requests in 1 s, all 200 with 27 bytes, no error"
+# clean DEPTH: a 1 s run of 8 connections on 2 workers with -P DEPTH counts only 200s, as
+# many as requests (whole batches of DEPTH), the right bytes, a latency each, no error
+clean() {
+	local d=$1 req ok
+	timeout 20 "$load" "$U/json" -c 8 -d 1 -t 2 -P "$d" --json >"$work/out" ||
+		fail "-P $d: a plain run exited $?"
+	req=$(num requests) ok=$(grep -o '"200":[0-9]*' "$work/out" | cut -d: -f2)
+	[ "${req:-0}" -gt $((100 * d)) ] || fail "-P $d: only ${req:-0} requests in 1 s"
+	[ "$(num depth)" = "$d" ] || fail "-P $d: depth $(num depth) in the report"
+	[ $((req % d)) = 0 ] || fail "-P $d: $req requests, not whole batches of $d"
+	[ "$ok" = "$req" ] || fail "-P $d: 200s $ok, requests $req"
+	[ "$(num bytes)" = $((req * 27)) ] || fail "-P $d: bytes $(num bytes), want $((req * 27))"
+	[ "$(num count)" = "$req" ] || fail "-P $d: latencies $(num count), requests $req"
+	grep -q '"errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0,"length":0}' \
+		"$work/out" || fail "-P $d: errors in a clean run"
+	echo "ok: -P $d: $req requests in 1 s, all 200 with 27 bytes, no error"
+}
+clean 1
+clean 8
+
+timeout 20 "$load" "$U/json" -c 2 -d 1 -P 4 -R 400 --json >"$work/out" || fail "a paced -P 4 run exited $?"
+req=$(num requests)
+[ "$req" -ge 300 ] && [ "$req" -le 410 ] || fail "-P 4 -R 400 for 1 s made $req requests"
+echo "ok: -P 4 -R 400 for 1 s: $req requests"
 
 timeout 20 "$load" "$U/json" -c 4 -d 1 -R 200 --json >"$work/out" || fail "a paced run exited $?"
 req=$(num requests)

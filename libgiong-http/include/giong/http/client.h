@@ -38,8 +38,25 @@
  * -ETIMEDOUT, after which the exchange only ends and its connection is
  * closed, not reused. They combine with the calling task's own deadline.
  *
+ * Pipelining (RFC 9112 9.3.2): a pipeline sends the requests of several
+ * exchanges to one origin on one connection in one write, then hands their
+ * responses back in the order sent, each one an exchange as above:
+ *
+ *	giong_http_pipeline_begin(cli, 0, &pl);
+ *	for (i = 0; i < n; i++) {
+ *		giong_http_exchange_begin(cli, "GET", url[i], &ex);
+ *		giong_http_pipeline_add(pl, ex, NULL, 0);          // the pipeline's now
+ *	}
+ *	while ((status = giong_http_pipeline_next(pl, &ex)) != 0) {  // sends first
+ *		if (status > 0)
+ *			n = giong_http_exchange_body(ex, &body);
+ *		giong_http_exchange_end(ex);                        // before the next
+ *	}
+ *	giong_http_pipeline_end(pl);                                // pooled, or closed
+ *
  * Threads: an exchange belongs to the worker it was begun on ("Owner worker
- * only"), as do its connections. Nothing here is for another thread.
+ * only"), as do its connections and pipelines. Nothing here is for another
+ * thread.
  */
 #ifndef GIONG_HTTP_CLIENT_H
 #define GIONG_HTTP_CLIENT_H
@@ -55,6 +72,7 @@ GIONG_BEGIN_DECLS
 
 struct giong_http_client;
 struct giong_http_exchange;
+struct giong_http_pipeline;
 
 /*
  * A connector for https:// (and any origin whose scheme needs a layer over
@@ -257,8 +275,11 @@ GIONG_API ssize_t giong_http_exchange_read(struct giong_http_exchange *ex, void 
  * both sides keep the connection alive, nothing failed and nothing came
  * after the response; else it is closed (a body not read to its end closes
  * it: reading it could take any time). Returns 1 when the connection was
- * pooled, 0 when it was closed (or there was none). Does not suspend. Owner
- * worker only.
+ * pooled, 0 when it was closed (or there was none). An exchange handed back
+ * by giong_http_pipeline_next(): 1 when the connection goes on to the next
+ * response (or, after the last, to the pool), 0 when it was closed and the
+ * rest of the pipeline fails; one still queued in a pipeline is -EBUSY
+ * (nothing done). Does not suspend. Owner worker only.
  */
 GIONG_API int giong_http_exchange_end(struct giong_http_exchange *ex);
 
@@ -270,6 +291,85 @@ GIONG_API int giong_http_exchange_end(struct giong_http_exchange *ex);
  */
 GIONG_API ssize_t giong_http_get(struct giong_http_client *cli, const char *url, int *status,
 				 char **body);
+
+/* Requests one pipeline takes (its write is one writev of two pieces each). */
+#define GIONG_HTTP_PIPELINE_MAX 256u
+
+/* Flags of giong_http_pipeline_begin(). */
+enum giong_http_pipeline_flags {
+	/* Let a POST, PATCH or other method that is not idempotent be added. By
+	 * default it is -EINVAL: if the connection fails, the client cannot
+	 * know whether the server acted on it (RFC 9112 9.3.2). A pipeline with
+	 * one is never sent again. */
+	GIONG_HTTP_PIPELINE_ANY_METHOD = 1u << 0,
+};
+
+/*
+ * giong_http_pipeline_begin() - an empty pipeline of @cli with @flags (enum
+ * giong_http_pipeline_flags). Connects nothing yet. Returns 0 and an owned
+ * pipeline in *@ret (end it with giong_http_pipeline_end()), -EINVAL (NULL
+ * argument, an unknown flag), -ENOMEM, GIONG_ENOTWORKER. Does not suspend.
+ * Owner worker only.
+ */
+GIONG_API int giong_http_pipeline_begin(struct giong_http_client *cli, unsigned flags,
+					struct giong_http_pipeline **ret);
+
+/*
+ * giong_http_pipeline_add() - queue @ex, begun and with its fields added but
+ * not sent, with @body[0..@len) as its body (as giong_http_exchange_send()
+ * would send it). @body is borrowed until the first giong_http_pipeline_next()
+ * returned (the pipeline may be sent again, as an exchange is). Takes
+ * ownership of @ex on success: giong_http_pipeline_next() hands it back, and
+ * until then the exchange calls on it are -EBUSY.
+ * Returns 0, or -errno and @ex is still the caller's: -EINVAL (NULL
+ * argument, @ex sent, streamed, in a pipeline, of another client or worker,
+ * a method that is not idempotent without GIONG_HTTP_PIPELINE_ANY_METHOD),
+ * -EXDEV (another origin than the first exchange's), -E2BIG (past
+ * GIONG_HTTP_PIPELINE_MAX), -EALREADY (the pipeline was sent), -ENOMEM.
+ * Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_http_pipeline_add(struct giong_http_pipeline *pl,
+				      struct giong_http_exchange *ex, const void *body, size_t len);
+
+/*
+ * giong_http_pipeline_send() - send every queued request on one connection
+ * (the pool's, else a new one) in one write. On a pooled connection that
+ * turns out closed, the whole pipeline is sent again once on a new one,
+ * as an exchange is (not with a method that is not idempotent). Returns 0,
+ * -EALREADY (sent already), -ENOENT (nothing queued), or the errors of
+ * giong_http_exchange_send(), which then every exchange of the pipeline
+ * gets from giong_http_pipeline_next(). May suspend. Owner worker only.
+ */
+GIONG_API int giong_http_pipeline_send(struct giong_http_pipeline *pl);
+
+/*
+ * giong_http_pipeline_next() - the next exchange, in the order added, with its
+ * response head read as by giong_http_exchange_response() (sending the
+ * pipeline first if it was not). Returns its status (200..599) or -errno,
+ * and the exchange in *@ex, owned again by the caller: read its fields and
+ * body as any exchange's, then end it with giong_http_exchange_end() before
+ * the next call. Returns 0 with *@ex NULL when every exchange was handed
+ * back; -EBUSY (*@ex NULL) while the last one handed back is not ended;
+ * -EINVAL. Once a response fails, or an exchange is ended with its body not
+ * read to the end, or a response says Connection: close, the connection is
+ * closed and every later exchange fails, none read out of step: with
+ * -ECONNRESET when the server closed it (or said it would), else with
+ * -ECONNABORTED (the client gave up on a connection it could no longer
+ * trust). May suspend. Owner worker only.
+ */
+GIONG_API int giong_http_pipeline_next(struct giong_http_pipeline *pl,
+				       struct giong_http_exchange **ex);
+
+/*
+ * giong_http_pipeline_end() - end @pl (takes ownership; NULL: nothing).
+ * Exchanges not handed back yet are ended unsent or unread. The connection
+ * goes back to the pool only when every response was read to its end, by the
+ * rules of giong_http_exchange_end(); else it is closed. Returns 1 when it
+ * was pooled, 0 when it was closed (or there was none), -EBUSY (nothing
+ * done) while an exchange handed back is not ended. Does not suspend. Owner
+ * worker only.
+ */
+GIONG_API int giong_http_pipeline_end(struct giong_http_pipeline *pl);
 
 GIONG_END_DECLS
 
