@@ -167,7 +167,6 @@ int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_
 	int sock, r;
 
 	if (len <= GIONG__HTTP_COPY_MAX) {
-	
 		/* Into the batch: it is not in flight after reserve, and the
 		 * read's target is lent to the kernel until giong_io returns. */
 		if ((r = giong__http_frame_reserve(f, (size_t)len)))

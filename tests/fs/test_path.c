@@ -182,8 +182,8 @@ static void body_dir(void)
 
 	/* from a descriptor: giong_file_open_at() under RESOLVE_BENEATH, then handed over */
 	{
-		struct giong_open_options o = {.read = true, .custom_flags = O_DIRECTORY,
-					       .resolve = RESOLVE_BENEATH};
+		struct giong_open_options o = {
+			.read = true, .custom_flags = O_DIRECTORY, .resolve = RESOLVE_BENEATH};
 		struct giong_file *f;
 		int root = open(fs_scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
 
