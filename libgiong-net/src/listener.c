@@ -158,7 +158,7 @@ int giong_listener_from_fd(int fd, const struct giong_listen_options *opts,
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(int), sl = sizeof(ss);
-	int type = 0, listening = 0;
+	int type = 0, listening = 0, r;
 
 	if (!ret)
 		return -EINVAL;
@@ -183,7 +183,10 @@ int giong_listener_from_fd(int fd, const struct giong_listen_options *opts,
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
 		return -errno;
 	/* A Unix socket file given to us is not ours to remove at close. */
-	return giong__net_listener_new(fd, ss.ss_family == AF_UNIX, NULL, opts, ret);
+	r = giong__net_listener_new(fd, ss.ss_family == AF_UNIX, NULL, opts, ret);
+	if (r == 0)
+		(*ret)->inherited = true;
+	return r;
 }
 
 /* socket + options + bind + listen; returns the descriptor or -errno. */
@@ -294,8 +297,12 @@ int giong_listener_stop(struct giong_listener *l)
 	 * SO_REUSEPORT group, and what it had queued is reset or, with
 	 * tcp_migrate_req, moved to another listener of the group; a Unix one
 	 * refuses connects. The multishot accept then ends by itself; the
-	 * cancel is for a socket the shutdown would not end it on. */
-	shutdown(l->fd, SHUT_RDWR);
+	 * cancel is for a socket the shutdown would not end it on. Not an
+	 * inherited socket: systemd (or the other workers' dups) share it, and a
+	 * shutdown would stop it for all of them, for good: the accept is only
+	 * cancelled, and the socket goes on listening for its other owners. */
+	if (!l->inherited)
+		shutdown(l->fd, SHUT_RDWR);
 	if (l->armed && !l->cancel_sent)
 		l->cancel_sent = giong_op_cancel(l->op_id) == 0;
 	if (!l->armed)

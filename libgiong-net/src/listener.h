@@ -17,7 +17,8 @@ struct giong_listener {
 	int *fds; /* accepted, not yet taken */
 	unsigned head, count, cap, max_pending;
 	bool armed, cancel_sent, paused, closing;
-	bool stopped; /* giong_listener_stop(): never armed again */
+	bool stopped;   /* giong_listener_stop(): never armed again */
+	bool inherited; /* giong_listener_from_fd(): the socket is shared, never shut down */
 	int err;
 	uint64_t op_id;
 	struct giong_waitq waiters;

@@ -3,7 +3,8 @@
  * test_listener_stop.c - giong_listener_stop(): a stopped TCP listener takes
  * no new connection (the other listener of its SO_REUSEPORT port gets every
  * one), still gives the ones it had accepted, then -ESHUTDOWN, also to a
- * task that was parked in accept; a stopped Unix listener refuses connects;
+ * task that was parked in accept; a stopped Unix listener refuses connects; an
+ * inherited socket is not shut down (its other owner still listens);
  * stopping twice is fine, bad arguments are refused, nothing leaks.
  */
 #include <arpa/inet.h>
@@ -106,6 +107,42 @@ static void tcp_main(unsigned worker, void *arg)
 	gt_check_int_equal(giong_listener_stop(NULL), -EINVAL);
 }
 
+/* An inherited socket (two dups of one, as systemd's and a worker's) is not shut down by a
+ * stop: the other copy still listens, and a connection made after the stop is accepted
+ * through it. */
+static void inherited_main(unsigned worker, void *arg)
+{
+	struct giong_listener *a, *b;
+	struct giong_stream *s;
+	struct giong_addr ga;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), other, on = 0, c;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(on);
+
+	(void)worker;
+	(void)arg;
+	if (!gt_check_true(fd >= 0) ||
+	    !gt_check_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0) ||
+	    !gt_check_int_equal(listen(fd, 16), 0))
+		return;
+	other = dup(fd);
+	if (!gt_check_int_equal(giong_listener_from_fd(fd, NULL, &a), 0))
+		return;
+	gt_check_int_equal(giong_listener_stop(a), 0);
+	gt_check_int_equal(giong_listener_accept(a, &s), -ESHUTDOWN);
+	gt_check_int_equal(getsockopt(other, SOL_SOCKET, SO_ACCEPTCONN, &on, &len), 0);
+	gt_check_int_equal(on, 1); /* still listening for its other owner */
+	gt_check_int_equal(giong_listener_close(a), 0);
+	if (!gt_check_int_equal(giong_listener_from_fd(other, NULL, &b), 0))
+		return;
+	gt_check_int_equal(giong_listener_addr(b, &ga), 0);
+	c = client(&ga);
+	if (gt_check_int_equal(giong_listener_accept(b, &s), 0))
+		giong_stream_close(s);
+	close(c);
+	gt_check_int_equal(giong_listener_close(b), 0);
+}
+
 static void unix_main(unsigned worker, void *arg)
 {
 	struct giong_listener *l;
@@ -138,6 +175,16 @@ static void test_tcp(void **state)
 	gt_assert_fds(fds);
 }
 
+static void test_inherited(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&cfg, inherited_main, NULL, NULL);
+	gt_assert_fds(fds);
+}
+
 static void test_unix(void **state)
 {
 	struct giong_config cfg = gt_config(1);
@@ -153,6 +200,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp),
 		cmocka_unit_test(test_unix),
+		cmocka_unit_test(test_inherited),
 	};
 
 	gt_require_uring();

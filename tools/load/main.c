@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +101,8 @@ static void finish(struct worker_state *w, struct giong_http_exchange *ex, int s
 		bytes += (uint64_t)n;
 	}
 	giong_http_exchange_end(ex);
+	if (now_ns() > g.end_ns)
+		return; /* after the end: not in the figures of the run's duration */
 	if (want >= 0 && (uint64_t)want != bytes)
 		w->totals.errors[LOAD_ERR_LENGTH]++;
 	if (status < 200 || status > 399)
@@ -134,16 +137,15 @@ static void one_request(struct worker_state *w, uint64_t intended)
 	int r, status;
 
 	if ((r = begin_request(&ex))) {
-		w->totals.errors[LOAD_ERR_CONNECT]++;
+		w->totals
+			.errors[r == -EMFILE || r == -ENFILE ? LOAD_ERR_CONNECT : LOAD_ERR_WRITE]++;
+		giong_sleep_ms(1); /* failed at once: not a busy loop that starves the worker */
 		return;
 	}
 	if ((r = giong_http_exchange_send(ex, g.body, g.body_len))) {
-		enum load_err e = err_kind(r, false);
-
-		w->totals.errors[e]++;
+		w->totals.errors[err_kind(r, false)]++;
 		giong_http_exchange_end(ex);
-		if (e == LOAD_ERR_CONNECT)
-			giong_sleep_ms(1); /* a refusing server: not a busy loop of connects */
+		giong_sleep_ms(1); /* a refusing server, no descriptor left: not a busy loop */
 		return;
 	}
 	if ((status = giong_http_exchange_response(ex)) < 0) {
@@ -190,8 +192,8 @@ static void one_batch(struct worker_state *w, const uint64_t *intended)
 		finish(w, ex, status, intended[i], sent);
 	}
 	giong_http_pipeline_end(pl);
-	if (r && err_kind(r, false) == LOAD_ERR_CONNECT)
-		giong_sleep_ms(1); /* a refusing server: not a busy loop of connects */
+	if (r || queued < g.depth)
+		giong_sleep_ms(1); /* failed at once: not a busy loop that starves the worker */
 }
 
 /* A connection: requests until the run's end, paced when -R is given. */
@@ -200,16 +202,30 @@ static intptr_t conn_task(void *arg)
 	uint32_t k = (uint32_t)(uintptr_t)arg;
 	struct worker_state *w = &g.ws[giong_worker_index()];
 	struct load_pace_conn pc;
-	uint64_t *intended = calloc(g.depth, sizeof(*intended));
+	uint64_t *intended = calloc(g.depth, sizeof(*intended)), free_at = 0;
+	uint64_t *ref = calloc(g.depth, sizeof(*ref));
 
-	if (!intended)
+	if (!intended || !ref) {
+		free(intended);
+		free(ref);
 		return -ENOMEM;
+	}
 	load_pace_conn_init(&pc, &g.pace, k);
+	/* Every connection starts at the run's start, a little after the workers did: their
+	 * own start-up is no server's latency. */
+	if (now_ns() < g.start_ns && giong_sleep_ms((g.start_ns - now_ns()) / 1000000 + 1))
+		goto out;
 	while (!giong_is_shutting_down()) {
 		uint64_t t = now_ns(), saved;
 
-		for (uint32_t i = 0; i < g.depth; i++)
+		/* A request whose connection was free at its due time and went out late was
+		 * delayed by this program (its timer's granularity), not by the server: its
+		 * latency is from its send. One due while the connection still waited for the
+		 * server is from its due time: the server's delay (coordinated omission). */
+		for (uint32_t i = 0; i < g.depth; i++) {
 			intended[i] = g.rate ? load_pace_conn_next(&pc) : 0;
+			ref[i] = g.rate && intended[i] < free_at ? intended[i] : UINT64_MAX;
+		}
 		/* A batch goes when its first request is due; the rest go early with it. */
 		if (t >= g.end_ns || (g.rate && intended[0] >= g.end_ns))
 			break;
@@ -218,12 +234,15 @@ static intptr_t conn_task(void *arg)
 			break; /* cancelled: shutdown */
 		saved = giong_deadline_in(g.timeout_ms);
 		if (g.depth == 1)
-			one_request(w, intended[0]);
+			one_request(w, ref[0]);
 		else
-			one_batch(w, intended);
+			one_batch(w, ref);
 		giong_deadline_restore(saved);
+		free_at = now_ns();
 	}
+out:
 	free(intended);
+	free(ref);
 	if (!w->first_ns || w->first_ns > g.start_ns)
 		w->first_ns = g.start_ns;
 	if (now_ns() > w->last_ns)
@@ -322,6 +341,9 @@ static void read_body(const char *path)
 	FILE *f = fopen(path, "rb");
 	size_t cap = 1 << 16, n;
 
+	free(g.body); /* a second --body replaces the first */
+	g.body = NULL;
+	g.body_len = 0;
 	if (!f || !(g.body = malloc(cap))) {
 		fprintf(stderr, PROG ": --body %s: %s\n", path, strerror(errno));
 		exit(1);
@@ -399,6 +421,15 @@ int main(int argc, char **argv)
 	}
 	if (!g.url)
 		usage(2);
+	{
+		/* A connection is a descriptor: as many as the hard limit allows. */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (g.conns < g.workers)
 		g.workers = g.conns; /* a worker with no connection would idle */
 	g.progress = !g.json && isatty(2);
@@ -425,7 +456,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
 		return 1;
 	}
-	g.start_ns = now_ns();
+	g.start_ns = now_ns() + 100000000u; /* the workers' start-up before it */
 	g.end_ns = g.start_ns + g.secs * 1000000000u;
 	load_pace_init(&g.pace, g.rate, g.conns, g.start_ns);
 	r = giong_runtime_run(rt, worker_main, NULL);

@@ -189,8 +189,12 @@ static bool entry_valid(struct serve_fcache *c, struct serve_file *f, uint64_t n
 			return false;
 		f->checked_ms = now;
 	}
+	if (st.st_ctim.tv_sec != f->st.st_ctim.tv_sec ||
+	    st.st_ctim.tv_nsec != f->st.st_ctim.tv_nsec)
+		return false; /* changed (its bytes, or its mode or owner: a chmod 600 must take
+			       * effect at once): opened again, with the permissions of now */
 	if (!same_version(&st, &f->st)) {
-		f->st = st; /* changed in place: new validators now, never the old ones */
+		f->st = st;
 		meta_fill(f);
 	}
 	return true;
@@ -224,6 +228,13 @@ int serve_fcache_get(struct serve_fcache *c, const char *path, size_t len, unsig
 		entry_drop(c, f);
 	c->stats.misses++;
 	fd = open_beneath(c->root_fd, path);
+	if (fd == -EMFILE || fd == -ENFILE) {
+		/* Out of descriptors: the cache gives back half of what it holds (least
+		 * recently used first), and the open is tried once more. */
+		for (unsigned n = c->count / 2 + 1; n && c->lru_tail; n--)
+			entry_drop(c, c->lru_tail);
+		fd = open_beneath(c->root_fd, path);
+	}
 	if (fd < 0) {
 		if ((flags & SERVE_FCACHE_NEGATIVE) && c->cap &&
 		    (fd == -ENOENT || fd == -ENOTDIR) && (f = entry_new(path, len, h))) {

@@ -192,8 +192,8 @@ static int send_file(struct giong_http_request *req, struct giong_http_response 
 	if (serve_not_modified(inm, inm_len, ims, ims_len, use->etag, use->etag_len,
 			       use->st.st_mtim.tv_sec, now)) {
 		r = giong_http_response_status(res, 304);
-		if (!r)
-			r = file_fields(res, use, enc, vary);
+		if (!r) /* no Content-Encoding: a 304 carries no content (RFC 9110 15.4.5) */
+			r = file_fields(res, use, NULL, vary);
 		if (!r)
 			r = giong_http_response_send(res, "", 0);
 		goto out;

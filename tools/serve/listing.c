@@ -226,6 +226,12 @@ static void put_page(struct page *p, const char *rel, size_t rel_len, const stru
 	put_str(p, "</body></html>\n");
 }
 
+/* Listings being sent by this worker's tasks. */
+static _Thread_local unsigned listings_running;
+
+static int listing_answer(struct giong_http_response *res, const char *rel, size_t rel_len,
+			  const struct giong_open_options *oo);
+
 int serve_listing(struct giong_http_request *req, struct giong_http_response *res, const char *rel,
 		  size_t rel_len)
 {
@@ -234,6 +240,27 @@ int serve_listing(struct giong_http_request *req, struct giong_http_response *re
 		.custom_flags = O_DIRECTORY,
 		.resolve = SERVE_RESOLVE,
 	};
+	int r;
+
+	(void)req;
+	/* A listing holds its names (up to SERVE_LISTING_MAX) and its page while a slow
+	 * client reads it: a few at once per worker, the others 503, so that clients that
+	 * never read cannot pin memory without bound. */
+	if (listings_running >= SERVE_LISTINGS_PER_WORKER) {
+		r = giong_http_response_header(res, "Retry-After", "1");
+		return r ? r : serve_answer_status(res, 503);
+	}
+	listings_running++;
+	r = listing_answer(res, rel, rel_len, &o);
+	listings_running--;
+	return r;
+}
+
+/* serve_listing()'s work, once it may run. */
+static int listing_answer(struct giong_http_response *res, const char *rel, size_t rel_len,
+			  const struct giong_open_options *oo)
+{
+	struct giong_open_options o = *oo;
 	struct page p = {.res = res};
 	struct entry *v = NULL;
 	struct giong_file *f;
@@ -241,7 +268,6 @@ int serve_listing(struct giong_http_request *req, struct giong_http_response *re
 	bool cut;
 	int n, r;
 
-	(void)req;
 	if ((r = giong_file_open_at(serve_cfg.root_fd, rel_len ? rel : ".", &o, &f)) ||
 	    (r = giong_dir_from_fd(giong_file_into_fd(f), &d)))
 		return serve_answer_status(res, r == -ENOENT || r == -ENOTDIR ? 404 : 403);
@@ -249,7 +275,8 @@ int serve_listing(struct giong_http_request *req, struct giong_http_response *re
 	giong_dir_close(d);
 	if (n < 0)
 		return n; /* 500 */
-	qsort(v, (size_t)n, sizeof(*v), by_name);
+	if (n > 1)        /* qsort's base must not be NULL, even for nothing to sort */
+		qsort(v, (size_t)n, sizeof(*v), by_name);
 	if (!(p.buf = malloc(LISTING_BUF))) {
 		r = -ENOMEM;
 		goto out;

@@ -94,6 +94,29 @@ static void usage(int status)
 	exit(status);
 }
 
+/* @in (@len bytes) for a log line: '"', '\\' and bytes outside 0x21..0x7e as \\xHH (the
+ * parser lets few through, but a line must not be forgeable), cut with "..." to @cap. */
+static void log_escape(char *out, size_t cap, const char *in, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		bool plain = c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+
+		if (o + (plain ? 1 : 4) + 4 > cap) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (plain)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+}
+
 /* One access-log line in the common log format (CLF): host ident user [time] "request"
  * status bytes. Written whole by one stdio call (stdio locks the stream). */
 static void log_line(const struct giong_http_log_entry *e, void *ctx)
@@ -101,7 +124,7 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	static _Thread_local time_t last;
 	static _Thread_local char when[40];
 	struct giong_addr peer;
-	char addr[64] = "-", bytes[24] = "-";
+	char addr[64] = "-", bytes[24] = "-", target[1024];
 	size_t ml, tl;
 	const char *m = giong_http_request_method_name(e->req, &ml);
 	const char *t = giong_http_request_target(e->req, &tl);
@@ -125,12 +148,13 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	}
 	if (e->body_bytes)
 		snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)e->body_bytes);
-	if (!ml) /* a refused head: nothing of it is shown */
+	if (!ml) { /* a refused head: nothing of it is shown */
 		printf("%s - - [%s] \"-\" %d %s\n", addr, when, e->status, bytes);
-	else
-		printf("%s - - [%s] \"%.*s %.*s HTTP/1.%d\" %d %s\n", addr, when, (int)ml, m,
-		       (int)tl, t, giong_http_request_version(e->req) == 10 ? 0 : 1, e->status,
-		       bytes);
+		return;
+	}
+	log_escape(target, sizeof(target), t, tl);
+	printf("%s - - [%s] \"%.*s %s HTTP/1.%d\" %d %s\n", addr, when, (int)ml, m, target,
+	       giong_http_request_version(e->req) == 10 ? 0 : 1, e->status, bytes);
 }
 
 /* The listeners of @ep on this worker into @ls; their count, 0 after an error (said). */
@@ -477,6 +501,10 @@ int main(int argc, char **argv)
 	if (!tls.cert != !tls.key || (tls.cert && tls.self_signed)) {
 		fprintf(stderr,
 			PROG ": give --tls-cert and --tls-key together, or --self-signed\n");
+		usage(2);
+	}
+	if ((tls.cert || tls.self_signed) && g.ep[0].port == g.ep[1].port) {
+		fprintf(stderr, PROG ": --port and --https-port are both %d\n", g.ep[0].port);
 		usage(2);
 	}
 	if (serve_cfg.metrics_path && serve_cfg.metrics_path[0] != '/') {

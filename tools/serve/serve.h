@@ -24,6 +24,9 @@ struct serve_fcache;
  * huge directory costs bounded memory and time. */
 #define SERVE_LISTING_MAX 10000
 
+/* Listings a worker sends at once; more get 503 with Retry-After (listing.c). */
+#define SERVE_LISTINGS_PER_WORKER 8
+
 /* The flags every open under the root uses: the kernel refuses any path, symbolic link
  * included, that leaves the root (RESOLVE_BENEATH), and /proc-style magic links. */
 #define SERVE_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)

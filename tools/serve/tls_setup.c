@@ -178,7 +178,7 @@ static int self_signed(struct giong_tls_config *c)
 			eq ? eq + 1 : f);
 	}
 	if (k)
-		memset(k, 0, klen); /* the key stays in the configuration's copy only */
+		explicit_bzero(k, klen); /* the key stays in the configuration's copy only */
 	free(k);
 	free(p);
 	free(f);

@@ -93,7 +93,11 @@ GIONG_API int giong_listener_addr(const struct giong_listener *l, struct giong_a
  * giong_listener_accept(), which returns -ESHUTDOWN once they are taken and
  * the accept has ended. For a graceful stop of one process among several on
  * a port (a restart): stop, take what is left, serve it, close. The
- * descriptor stays @l's until giong_listener_close(). Returns 0 (also when
+ * descriptor stays @l's until giong_listener_close(). A listener made by
+ * giong_listener_from_fd() is not shut down - its socket is shared (with
+ * systemd, or the other workers' dups) and a shutdown would end it for all
+ * of them -: its accept is cancelled and the socket goes on listening, the
+ * kernel queueing new connections for its other owners. Returns 0 (also when
  * stopped already), -EINVAL (NULL, closed), GIONG_ENOTWORKER or -EPERM (not
  * @l's worker). Does not suspend. Owner worker only.
  */
