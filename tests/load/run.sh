@@ -23,7 +23,7 @@ fail() {
 	cat "$work/out" "$work/server.log" 2>/dev/null
 	exit 1
 }
-base=$((40000 + $$ % 20000))
+base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
 for try in 1 2 3 4 5; do
 	port=$((base + try))
 	"$http" --workers 1 --host 127.0.0.1 --port "$port" >"$work/server.log" 2>&1 &

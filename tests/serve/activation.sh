@@ -25,8 +25,8 @@ fail() {
 	exit 1
 }
 echo activated >"$work/hello.txt"
-base=$((30000 + $$ % 20000))
-for try in 1 2 3 4 5; do
+base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
+for try in 1 2 3 4 5 6 7 8 9 10; do
 	p1=$((base + try * 2)) p2=$((base + try * 2 + 1))
 	# systemd-socket-activate starts the server at the first connection: curl below.
 	timeout 60 systemd-socket-activate -l 127.0.0.1:$p1 -l 127.0.0.1:$p2 --fdname=http:https \

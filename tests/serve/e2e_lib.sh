@@ -204,7 +204,7 @@ start() {
 	local extra=()
 	servers+=("$name")
 	for try in 1 2 3 4 5; do
-		port=$((20000 + $$ % 20000 + nextport)) tport=$((port + 1))
+		port=$((20000 + $$ % 12000 + nextport)) tport=$((port + 1)) # below the ephemeral ports
 		nextport=$((nextport + 2))
 		extra=(--port "$port")
 		[ "$tls" = 1 ] && extra+=(--https-port "$tport")

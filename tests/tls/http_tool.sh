@@ -20,7 +20,7 @@ fail() {
 	exit 1
 }
 
-base=$((20000 + $$ % 20000))
+base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
 for try in 1 2 3 4 5; do
 	port=$((base + try * 2)) tport=$((base + try * 2 + 1))
 	"$bin" --workers 1 --host 127.0.0.1 --port "$port" --https-port "$tport" \

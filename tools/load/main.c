@@ -101,8 +101,6 @@ static void finish(struct worker_state *w, struct giong_http_exchange *ex, int s
 		bytes += (uint64_t)n;
 	}
 	giong_http_exchange_end(ex);
-	if (now_ns() > g.end_ns)
-		return; /* after the end: not in the figures of the run's duration */
 	if (want >= 0 && (uint64_t)want != bytes)
 		w->totals.errors[LOAD_ERR_LENGTH]++;
 	if (status < 200 || status > 399)
@@ -243,10 +241,13 @@ static intptr_t conn_task(void *arg)
 out:
 	free(intended);
 	free(ref);
+	/* The run's duration ends with its last response, not at -d: a request sent before the
+	 * end is counted when it completes after it, and so is the time it took (requests/s is
+	 * not inflated by the ones in flight at the end). */
 	if (!w->first_ns || w->first_ns > g.start_ns)
 		w->first_ns = g.start_ns;
 	if (now_ns() > w->last_ns)
-		w->last_ns = now_ns() < g.end_ns ? now_ns() : g.end_ns;
+		w->last_ns = now_ns();
 	return 0;
 }
 
