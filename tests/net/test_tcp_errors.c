@@ -125,6 +125,13 @@ static void bad_main(unsigned w, void *arg)
 	}
 }
 
+/* The errors a failed name lookup gives (docs/net.md, "Resolving names"). */
+static bool lookup_failed(int err)
+{
+	return err == -EHOSTUNREACH || err == -EINVAL || err == -ECONNREFUSED ||
+	       err == -ETIMEDOUT || err == -EIO;
+}
+
 static void assert_text(int err)
 {
 	const char *t = giong_strerror(err);
@@ -163,11 +170,11 @@ static void test_bad_input(void **state)
 		assert_int_equal(b.parse[i], -EINVAL);
 		assert_int_equal(b.listen_bad[i], -EINVAL);
 		if (i == 7) {
-			/* Not a number: resolving it is tried and fails. */
-			assert_true(b.connect_bad[i] == -EHOSTUNREACH ||
-				    b.connect_bad[i] == -EINVAL);
-			assert_true(b.resolve_bad[i] == -EHOSTUNREACH ||
-				    b.resolve_bad[i] == -EINVAL);
+			/* Not a number: resolving it is tried and fails - as no such name,
+			 * or, where no DNS server answers (the 6.1 guest has none), as
+			 * that: refused, timed out, or a server failure. */
+			assert_true(lookup_failed(b.connect_bad[i]));
+			assert_true(lookup_failed(b.resolve_bad[i]));
 		} else {
 			assert_int_equal(b.connect_bad[i], -EINVAL);
 			assert_int_equal(b.resolve_bad[i], -EINVAL);
