@@ -43,15 +43,12 @@
 #ifdef GIONG_HAVE_TLS
 #include <giong/tls.h>
 #endif
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-#include <giong/tls/wolfssl.h>
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-#include <giong/tls/openssl.h>
-#endif
 
 #include "args.h"
 #include "listeners.h"
+#ifdef GIONG_HAVE_TLS
+#include "tls_backends.h"
+#endif
 
 #define USERS_COUNT 144
 
@@ -279,34 +276,16 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key,
 					  const char *ciphers13)
 {
-	const struct giong_tls_backend *be = NULL;
+	const struct giong_tls_backend *be;
 	static const char *const alpn[] = {"http/1.1"};
 	struct giong_tls_config *c;
 	char why[160];
 	int r;
 
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-	if (!strcmp(backend, "wolfssl"))
-		be = giong_tls_wolfssl();
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-	if (!strcmp(backend, "openssl"))
-		be = giong_tls_openssl();
-#endif
+	be = tool_tls_backend(backend);
 	if (!be) {
-		fprintf(stderr, "http: --tls-backend %s: not built in (this build has:%s%s)\n",
-			backend,
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-			" wolfssl",
-#else
-			"",
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-			" openssl"
-#else
-			""
-#endif
-		);
+		fprintf(stderr, "http: --tls-backend %s: not built in (this build has %s)\n",
+			backend, tool_tls_backend_names());
 		exit(2);
 	}
 	if ((r = giong_tls_config_new(be, &c))) {

@@ -10,26 +10,13 @@
 #ifdef GIONG_HAVE_TLS
 #include <giong/tls.h>
 #endif
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-#include <giong/tls/wolfssl.h>
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-#include <giong/tls/openssl.h>
-#endif
+#include "../tls_backends.h"
 
 #define PROG "giong-load"
 
 const char *load_tls_backends(void)
 {
-#if defined(GIONG_HAVE_TLS_WOLFSSL) && defined(GIONG_HAVE_TLS_OPENSSL)
-	return "wolfssl or openssl";
-#elif defined(GIONG_HAVE_TLS_WOLFSSL)
-	return "wolfssl";
-#elif defined(GIONG_HAVE_TLS_OPENSSL)
-	return "openssl";
-#else
-	return "none (built without libgiong-tls)";
-#endif
+	return tool_tls_backend_names();
 }
 
 const char *load_tls_default_backend(void)
@@ -61,19 +48,12 @@ giong_http_connect_fn load_tls_connector(void)
 void *load_tls_config(const struct load_tls_args *a)
 {
 	static const char *const alpn[] = {"http/1.1"};
-	const struct giong_tls_backend *be = NULL;
+	const struct giong_tls_backend *be;
 	struct giong_tls_config *c;
 	char why[200] = "";
 	int r;
 
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-	if (!strcmp(a->backend, "wolfssl"))
-		be = giong_tls_wolfssl();
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-	if (!strcmp(a->backend, "openssl"))
-		be = giong_tls_openssl();
-#endif
+	be = tool_tls_backend(a->backend);
 	if (!be) {
 		fprintf(stderr, PROG ": --tls-backend %s: not built in (this build has %s)\n",
 			a->backend, load_tls_backends());

@@ -23,12 +23,7 @@
 #ifdef GIONG_HAVE_TLS
 #include <giong/tls.h>
 #endif
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-#include <giong/tls/wolfssl.h>
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-#include <giong/tls/openssl.h>
-#endif
+#include "../tls_backends.h"
 
 #define PROG "giong-serve"
 
@@ -36,15 +31,7 @@ extern char **environ;
 
 const char *serve_tls_backends(void)
 {
-#if defined(GIONG_HAVE_TLS_WOLFSSL) && defined(GIONG_HAVE_TLS_OPENSSL)
-	return "wolfssl or openssl";
-#elif defined(GIONG_HAVE_TLS_WOLFSSL)
-	return "wolfssl";
-#elif defined(GIONG_HAVE_TLS_OPENSSL)
-	return "openssl";
-#else
-	return "none (built without libgiong-tls)";
-#endif
+	return tool_tls_backend_names();
 }
 
 const char *serve_tls_default_backend(void)
@@ -188,19 +175,12 @@ static int self_signed(struct giong_tls_config *c)
 void *serve_tls_config(const struct serve_tls_args *a)
 {
 	static const char *const alpn[] = {"http/1.1"};
-	const struct giong_tls_backend *be = NULL;
+	const struct giong_tls_backend *be;
 	struct giong_tls_config *c;
 	char why[200] = "";
 	int r;
 
-#ifdef GIONG_HAVE_TLS_WOLFSSL
-	if (!strcmp(a->backend, "wolfssl"))
-		be = giong_tls_wolfssl();
-#endif
-#ifdef GIONG_HAVE_TLS_OPENSSL
-	if (!strcmp(a->backend, "openssl"))
-		be = giong_tls_openssl();
-#endif
+	be = tool_tls_backend(a->backend);
 	if (!be) {
 		fprintf(stderr, PROG ": --tls-backend %s: not built in (this build has %s)\n",
 			a->backend, serve_tls_backends());
