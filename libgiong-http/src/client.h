@@ -34,6 +34,7 @@
 #include "input.h"
 #include "out.h"
 #include "reply.h"
+#include "reply_memo.h"
 #include "slots.h"
 
 /* The request head's bound (the caller's fields; framing comes after it). */
@@ -85,7 +86,8 @@ struct giong__http_cworker {
 	 * until idle_timer() runs (timer_armed says so). */
 	struct __kernel_timespec ts;
 	bool timer_armed;
-	bool ending; /* the worker's atexit hook runs */
+	bool ending;                        /* the worker's atexit hook runs */
+	struct giong__http_reply_memo memo; /* the last head verified (reply_memo.h) */
 };
 
 struct giong_http_client {

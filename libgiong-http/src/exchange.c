@@ -403,9 +403,9 @@ static int read_head(struct giong_http_exchange *ex)
 	for (;;) {
 		if (in->len) {
 			ex->got_bytes = true;
-			r = giong__http_parse_reply(in->data, in->len, &ex->w->cli->lim,
-						    ex->head_request, &ex->scan, &ex->reply,
-						    ex->fields);
+			r = giong__http_parse_reply_memo(&ex->w->memo, in->data, in->len,
+							 &ex->w->cli->lim, ex->head_request,
+							 &ex->scan, &ex->reply, ex->fields);
 			if (r < 0) {
 				r = r == -431 ? -EMSGSIZE : -EBADMSG;
 				break;

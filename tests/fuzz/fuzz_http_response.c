@@ -11,7 +11,10 @@
  * buffer of its exact size, and the answer must equal a single parse of the whole. A head
  * that parses is checked (spans inside the buffer, framing consistent with the status),
  * and a chunked body is then decoded from the bytes after it, in two pieces split at the
- * same point. A disagreement traps; ASan and UBSan catch the rest.
+ * same point. The memo of verified heads (src/reply_memo.c) must give the parser's answer
+ * too: primed with the input, then asked again with a copy of it in another buffer (a hit
+ * when the head parsed and fits), and asked once more after a one-byte change of the head
+ * (which must then parse afresh). A disagreement traps; ASan and UBSan catch the rest.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,15 +22,57 @@
 
 #include "chunked.h"
 #include "reply.h"
+#include "reply_memo.h"
 
 #define FIELDS_MAX 128
 
-static struct giong__http_field fields[FIELDS_MAX], fields2[FIELDS_MAX];
+static struct giong__http_field fields[FIELDS_MAX], fields2[FIELDS_MAX], fields3[FIELDS_MAX];
+static struct giong__http_reply_memo memo;
 
 static void inside(const char *p, size_t n, const char *buf, size_t len)
 {
 	if (n && (!p || p < buf || p + n > buf + len))
 		__builtin_trap();
+}
+
+/* The memo's answer for buf[0..len) must be @want (the parser's, @h: spans into buf). */
+static void memo_agrees(const char *buf, size_t len, const struct giong_http_limits *lim, bool head,
+			int want, const struct giong__http_reply *h)
+{
+	struct giong__http_reply m;
+	char *again = malloc(len ? len : 1);
+	int r;
+
+	memcpy(again, buf, len);
+	memset(&memo, 0, sizeof(memo));
+	if (giong__http_parse_reply_memo(&memo, buf, len, lim, head, NULL, &m, fields2) != want)
+		__builtin_trap();
+	r = giong__http_parse_reply_memo(&memo, again, len, lim, head, NULL, &m, fields2);
+	if (r != want ||
+	    (want > 0 && (m.status != h->status || m.nfields != h->nfields || m.body != h->body ||
+			  m.keep_alive != h->keep_alive || m.content_length != h->content_length ||
+			  m.reason - again != h->reason - buf)))
+		__builtin_trap();
+	for (uint32_t i = 0; want > 0 && i < m.nfields; i++)
+		if (m.fields[i].name - again != h->fields[i].name - buf ||
+		    m.fields[i].value_len != h->fields[i].value_len)
+			__builtin_trap();
+	if (want > 0 && memo.hits != (memo.len ? 1u : 0u))
+		__builtin_trap();
+	if (want > 0) {
+		/* a byte of the head changed: never the memo's answer */
+		struct giong__http_reply p;
+		size_t at = (size_t)(h->status * 7) % (size_t)want;
+		uint64_t hits = memo.hits;
+
+		again[at] ^= 0x20;
+		r = giong__http_parse_reply(again, len, lim, head, NULL, &p, fields3);
+		if (giong__http_parse_reply_memo(&memo, again, len, lim, head, NULL, &m, fields2) !=
+			    r ||
+		    memo.hits != hits)
+			__builtin_trap();
+	}
+	free(again);
 }
 
 static void body(const uint8_t *b, size_t len, size_t split, const struct giong_http_limits *lim)
@@ -94,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r2 != r)
 		__builtin_trap(); /* a prefix must give need more, or the whole's answer */
 
+	memo_agrees(whole, size, &lim, head, r, &h);
 	if (r > 0) {
 		bool bodiless = head || h.status < 200 || h.status == 204 || h.status == 304;
 
