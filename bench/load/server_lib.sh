@@ -25,6 +25,7 @@ kill_live() {
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
 		kill -0 "$p" 2>/dev/null && { kill -KILL "$p" 2>/dev/null || true; }
 	done
+	return 0 # (not the status of the last kill -0: under set -e it would end the EXIT trap)
 }
 
 forget_pid() {
