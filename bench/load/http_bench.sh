@@ -113,12 +113,7 @@ if [[ $peers -eq 1 ]]; then
 		epoll)
 			[[ -x $BIN/epoll_http ]] || die "$BIN/epoll_http is missing: run 'make -C bench/load'"
 			pc+=("$BIN/epoll_http {port}") ;;
-		nginx)
-			command -v nginx >/dev/null || { say "nginx not installed, skipped"; continue; }
-			pc+=("$HERE/http-peers/nginx.sh {port} $WORK/nginx") ;;
-		h2o)
-			command -v h2o >/dev/null || { say "h2o not installed, skipped"; continue; }
-			pc+=("$HERE/http-peers/h2o.sh {port} $WORK/h2o") ;;
+		nginx|h2o) http_peer "$p" || continue; pc+=("$peer_cmd") ;;
 		*) die "--peers: unknown peer '$p'" ;;
 		esac
 		pn+=("$p")

@@ -1,10 +1,11 @@
 # bench/load/server_lib.sh - what the load benchmarks (echo_bench.sh, http_bench.sh,
-# https_bench.sh, serve_bench.sh) share: starting and stopping the servers under test pinned
-# to a CPU, their ports, the processes left to end, waiting for the machine to be quiet,
-# taking functions from another script, the test certificate. Sourced, not run.
+# https_bench.sh, serve_bench.sh, load_bench.sh) share: starting and stopping the servers
+# under test pinned to a CPU, their ports, the processes left to end, waiting for the
+# machine to be quiet, taking functions from another script, the test certificate, the HTTP
+# peers' commands. Sourced, not run.
 #
-# The sourcing script sets: BENCH (its name, for messages), WORK (a scratch directory),
-# cmds[] and names[] (the servers' commands, {port} standing for the port, and names),
+# The sourcing script sets: BENCH (its name, for messages), HERE (bench/load), WORK (a
+# scratch directory), cmds[] and names[] (the servers' commands, {port} standing for the port, and names),
 # port_base, server_cpu, client_cpu, wait_quiet (seconds, 0: don't wait) and max_other
 # (the two CPUs' busy share, from 0 to 2, below which the machine counts as quiet).
 
@@ -24,6 +25,7 @@ kill_live() {
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
 		kill -0 "$p" 2>/dev/null && { kill -KILL "$p" 2>/dev/null || true; }
 	done
+	return 0 # (not the status of the last kill -0: under set -e it would end the EXIT trap)
 }
 
 forget_pid() {
@@ -68,6 +70,14 @@ start_server() {
 		sleep 0.05
 	done
 	die "server '$srv_cmd' does not listen on port $srv_port after 5 s"
+}
+
+# http_peer NAME: sets peer_cmd, the command of http-peers/NAME.sh (nginx, h2o: the HTTP
+# benchmarks' peers) with {port} and its directory in WORK; false, said, if NAME is not installed
+http_peer() {
+	command -v "$1" >/dev/null || { say "$1 not installed, skipped"; return 1; }
+	# shellcheck disable=SC2034 # read by the caller
+	peer_cmd="$HERE/http-peers/$1.sh {port} $WORK/$1"
 }
 
 stop_server() {
