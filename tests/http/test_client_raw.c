@@ -12,7 +12,9 @@
  * misuses refused, a pooled connection found closed: sent again once);
  * Expect: 100-continue (a 100, a 103 then a 100, a 417 and a 401 at once
  * with no byte of the body sent, a server that never answers 100, the
- * task's deadline during the wait, the retry, no pipeline); every
+ * task's deadline during the wait, the retry, no pipeline); the connect
+ * deadline, on a TCP connect that hangs (a full accept queue) and on a
+ * connector that never ends, with another task running meanwhile; every
  * descriptor given back.
  */
 #include "client_test.h"
@@ -40,6 +42,9 @@ struct run {
 		int wait_ms;      /* from the end of its head to its body's first byte */
 		atomic_bool done; /* the server is done with it */
 	} xr[16];
+	/* The connect deadline: a port whose connects hang, and the connector's calls. */
+	int hang_port;
+	atomic_int connector_calls;
 };
 
 static void main_fn(unsigned worker, void *arg)
@@ -997,6 +1002,166 @@ static void test_expect_retry(void **state)
 	run(&t);
 }
 
+/* --- the connect deadline ------------------------------------------------------------------ */
+
+/*
+ * A listener on which a connect hangs: listen(fd, 0) and one connection that is
+ * never accepted fill its accept queue, after which Linux drops the SYNs of the
+ * next ones (LISTENOVERFLOWS) and their connects retransmit, for minutes. The
+ * fillers go into @fillers[0..4) (-1: none); each is checked, and the one that
+ * does not complete within 200 ms proves the queue full. Returns the listener
+ * and its port in *@port, or -1 when no connect hangs here.
+ */
+static int hang_listener(int fillers[4], int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	for (int i = 0; i < 4; i++)
+		fillers[i] = -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 0) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl))
+		goto no;
+	*port = ntohs(sa.sin_port);
+	for (int i = 0; i < 4; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+		if (fd < 0)
+			goto no;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
+			close(fd);
+			goto no;
+		}
+		if (poll(&p, 1, 200) == 0) {
+			close(fd); /* it hangs: the queue is full */
+			return lfd;
+		}
+		fillers[i] = fd; /* it got in: one more place taken */
+	}
+no:
+	for (int i = 0; i < 4; i++)
+		if (fillers[i] >= 0)
+			close(fillers[i]);
+	if (lfd >= 0)
+		close(lfd);
+	return -1;
+}
+
+struct ticker {
+	atomic_int ticks;
+	atomic_bool stop;
+};
+
+/* Another task of the worker: it must run on while an exchange waits to connect. */
+static intptr_t tick(void *arg)
+{
+	struct ticker *tk = arg;
+
+	while (!atomic_load(&tk->stop) && giong_sleep_ms(5) == 0)
+		atomic_fetch_add(&tk->ticks, 1);
+	return 0;
+}
+
+/* Two exchanges to @url, each -ETIMEDOUT within the connect deadline (200 ms)
+ * with a ticking task beside it; no connection counted, kept or reused. */
+static void connect_timeouts(struct giong_http_client *cli, const char *url)
+{
+	struct ticker tk = {0};
+	struct giong_task *task;
+	int pooled;
+
+	if (!gt_check_int_equal(giong_spawn(tick, &tk, &task), 0))
+		return;
+	for (int i = 0; i < 2; i++) {
+		uint64_t t0 = giong_now_ms();
+		int ticks = atomic_load(&tk.ticks);
+
+		gt_check_int_equal(ct_exchange(cli, "GET", url, NULL, NULL, 0, &pooled),
+				   -ETIMEDOUT);
+		gt_check_in_range(giong_now_ms() - t0, 195, 1500);
+		gt_check_int_equal(pooled, 0);
+		gt_check_true(atomic_load(&tk.ticks) - ticks >= 10); /* 40 or so */
+		gt_check_int_equal(stats(cli).connects, 0);
+		gt_check_int_equal(stats(cli).timeouts, (uint64_t)i + 1);
+		gt_check_int_equal(stats(cli).idle, 0);
+	}
+	atomic_store(&tk.stop, true);
+	giong_join(task, NULL);
+}
+
+static void connect_tcp_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/never", t->hang_port);
+	connect_timeouts(cli, url);
+}
+
+static void test_connect_timeout(void **state)
+{
+	struct run t = {.scenario = connect_tcp_scenario, .opts = {.connect_timeout_ms = 200}};
+	int fillers[4], lfd = hang_listener(fillers, &t.hang_port);
+
+	(void)state;
+	if (lfd < 0)
+		skip(); /* a connect to a full accept queue does not hang on this kernel */
+	run(&t);
+	for (int i = 0; i < 4; i++)
+		if (fillers[i] >= 0)
+			close(fillers[i]);
+	close(lfd);
+}
+
+/* A handshake that never ends: only the connect deadline stops it (a bound of
+ * 5 s makes a missing deadline a failure, not a hang). */
+static int endless_connector(struct giong_stream *tcp, const char *host, void *ctx,
+			     struct giong_stream **out)
+{
+	struct run *t = ctx;
+	int r = 0;
+
+	(void)tcp;
+	(void)host;
+	(void)out;
+	atomic_fetch_add(&t->connector_calls, 1);
+	for (int i = 0; i < 500 && r == 0; i++)
+		r = giong_sleep_ms(10);
+	return r ? r : -EIO;
+}
+
+static void serve_hold(struct rs *rs, int fd, int i)
+{
+	(void)rs;
+	(void)i;
+	rs_wait_close(fd);
+}
+
+static void connect_tls_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96];
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/never", t->rs.port);
+	connect_timeouts(cli, url);
+	/* Each attempt had a TCP connection of its own, closed (not pooled). */
+	gt_check_int_equal(atomic_load(&t->connector_calls), 2);
+	for (int i = 0; i < 100 && atomic_load(&t->rs.conns) < 2; i++)
+		giong_sleep_ms(10);
+	gt_check_int_equal(atomic_load(&t->rs.conns), 2);
+}
+
+static void test_connect_timeout_connector(void **state)
+{
+	struct run t = {.scenario = connect_tls_scenario, .serve = serve_hold};
+
+	(void)state;
+	t.opts = (struct giong_http_client_options){
+		.connect_timeout_ms = 200, .connect = endless_connector, .connect_ctx = &t};
+	run(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1013,6 +1178,8 @@ int main(void)
 		cmocka_unit_test(test_expect_final),
 		cmocka_unit_test(test_expect_timeout),
 		cmocka_unit_test(test_expect_retry),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_connect_timeout_connector),
 	};
 
 	gt_require_uring();
