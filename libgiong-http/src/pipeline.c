@@ -104,6 +104,7 @@ int giong_http_pipeline_begin(struct giong_http_client *cli, unsigned flags,
 		return -ENOMEM;
 	pl->w = w;
 	pl->flags = flags;
+	w->stats.pipelines++;
 	*ret = pl;
 	return 0;
 }
@@ -218,6 +219,8 @@ int giong_http_pipeline_send(struct giong_http_pipeline *pl)
 		r = 0;
 	if (r)
 		pl_fail(pl, r);
+	else
+		pl->w->stats.pipelined += pl->n;
 	return r;
 }
 

@@ -158,6 +158,8 @@ static void pipeline_scenario(struct env *e)
 	gt_check_int_equal(stats(e).reused, reused + 16);
 	gt_check_int_equal(stats(e).connects, 1);
 	gt_check_int_equal(stats(e).idle, 1);
+	gt_check_int_equal(stats(e).pipelines, 1);
+	gt_check_int_equal(stats(e).pipelined, 16);
 }
 
 static uint64_t continues_sent(struct env *e)

@@ -542,6 +542,9 @@ static void pipe_head_scenario(struct run *t, struct giong_http_client *cli)
 	gt_check_int_equal(stats(cli).idle, 1);
 	gt_check_int_equal(stats(cli).connects, 1);
 	gt_check_int_equal(atomic_load(&t->pipe_reads), 1);
+	/* Both begun; only the one sent counts its requests (the other's was ended unsent). */
+	gt_check_int_equal(stats(cli).pipelines, 2);
+	gt_check_int_equal(stats(cli).pipelined, 5);
 }
 
 static void test_pipeline_head(void **state)
@@ -599,6 +602,8 @@ static void pipe_retry_scenario(struct run *t, struct giong_http_client *cli)
 	gt_check_int_equal(stats(cli).retries, 3);
 	gt_check_int_equal(stats(cli).connects, 2);
 	gt_check_int_equal(stats(cli).idle, 1);
+	gt_check_int_equal(stats(cli).pipelines, 1);
+	gt_check_int_equal(stats(cli).pipelined, 3); /* the second send is in retries */
 }
 
 static void test_pipeline_retry(void **state)

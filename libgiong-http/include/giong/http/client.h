@@ -128,6 +128,8 @@ struct giong_http_client_stats {
 	uint64_t bad_responses; /* heads or bodies refused as malformed or over a limit */
 	uint64_t idle_closed;   /* pooled connections the server closed, or that timed out */
 	uint32_t idle;          /* connections in the pool now */
+	uint64_t pipelines;     /* pipelines begun */
+	uint64_t pipelined;     /* requests sent in pipelines (sent again: counted in retries) */
 };
 
 /*
