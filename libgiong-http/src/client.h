@@ -119,9 +119,12 @@ struct giong_http_exchange {
 	bool retried;     /* the one retry was used */
 	bool got_bytes;   /* a byte of a response came on conn */
 	bool streamed;    /* the request body goes in chunks (giong_http_exchange_write()) */
+	bool expecting;   /* the head says Expect: 100-continue: the body waits for a go-ahead */
+	bool withheld;    /* the server answered before the body, never sent: never pooled */
 	int error;        /* sticky, with GIONG__HTTP_EX_FAILED */
 	const void *body; /* giong_http_exchange_send()'s, borrowed */
 	size_t body_len;
+	uint32_t expect_ms; /* giong_http_exchange_expect_continue()'s wait; 0: not asked */
 	/* The response. */
 	struct giong__http_scan scan;
 	struct giong__http_reply reply;

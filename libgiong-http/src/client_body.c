@@ -211,10 +211,12 @@ int giong_http_exchange_end(struct giong_http_exchange *ex)
 		pooled = giong__http_pipeline_ex_end(ex);
 	} else if ((c = ex->conn)) {
 		giong__http_input_message_done(&c->in);
-		/* Anything past the response is not a boundary to trust: close. */
+		/* Anything past the response is not a boundary to trust: close. So
+		 * is a request whose body was withheld (expect-continue): the
+		 * server may still wait for it. */
 		if (ex->state == GIONG__HTTP_EX_HEAD && ex->body_done && !ex->body_error &&
-		    ex->reply.keep_alive && !w->cli->o.no_keep_alive && !c->in.len && !c->in.blen &&
-		    !c->in.eof)
+		    !ex->withheld && ex->reply.keep_alive && !w->cli->o.no_keep_alive &&
+		    !c->in.len && !c->in.blen && !c->in.eof)
 			pooled = giong__http_pool_put(c, ex->origin);
 		else
 			giong__http_cconn_close(c);

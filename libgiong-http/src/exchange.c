@@ -261,6 +261,11 @@ static int frame(struct giong_http_exchange *ex, bool chunked, size_t len)
 		r = giong__http_out_append(&ex->req, "Transfer-Encoding: chunked\r\n", 28);
 	else if (len || !ex->bodiless_method)
 		r = giong__http_out_content_length(&ex->req, len);
+	if (!r && ex->expect_ms && (chunked || len)) {
+		/* RFC 9110 10.1.1: never without a body. */
+		r = giong__http_out_append(&ex->req, "Expect: 100-continue\r\n", 22);
+		ex->expecting = r == 0;
+	}
 	if (!r)
 		r = giong__http_out_append(&ex->req, "\r\n", 2);
 	ex->framed = r == 0;
@@ -272,7 +277,77 @@ int giong__http_ex_frame(struct giong_http_exchange *ex, size_t len)
 	return frame(ex, false, len);
 }
 
-/* Write the head and the body from memory (all of the request) on a connection. */
+int giong_http_exchange_expect_continue(struct giong_http_exchange *ex, uint32_t timeout_ms)
+{
+	if (!ex)
+		return -EINVAL;
+	if (giong__http_ex_queued(ex))
+		return -EBUSY;
+	if (ex->state != GIONG__HTTP_EX_BEGUN)
+		return -EALREADY;
+	ex->expect_ms = timeout_ms ? timeout_ms : GIONG_HTTP_CLIENT_EXPECT_TIMEOUT_MS;
+	return 0;
+}
+
+/*
+ * After a head with Expect: 100-continue, wait up to expect_ms for the
+ * server's go-ahead. 0: send the body (a 100 came, interim responses before
+ * it skipped, or the wait passed); 1: the server answered first (a final
+ * response, a 101 or bytes that are no interim response: left in the input,
+ * unconsumed, for read_head() to parse and judge); or -errno (the task's own
+ * deadline included). Only interim heads are consumed here; the parse is
+ * read_head()'s own call, on the same scan state, so a head cut by the end of
+ * the wait is taken up where it stopped.
+ */
+static int await_continue(struct giong_http_exchange *ex)
+{
+	struct giong__http_cconn *c = ex->conn;
+	struct giong__http_input *in = &c->in;
+	uint64_t saved = giong_deadline_in(ex->expect_ms);
+	int r;
+
+	for (;;) {
+		if (in->len) {
+			ex->got_bytes = true;
+			r = giong__http_parse_reply(in->data, in->len, &ex->w->cli->lim,
+						    ex->head_request, &ex->scan, &ex->reply,
+						    ex->fields);
+			if (r > 0 && ex->reply.status < 200 && ex->reply.status != 101) {
+				in->data += r;
+				in->len -= (size_t)r;
+				memset(&ex->scan, 0, sizeof(ex->scan));
+				if (ex->reply.status == 100) {
+					r = 0;
+					break;
+				}
+				if (++ex->interim > GIONG__HTTP_CLIENT_INTERIM_MAX) {
+					r = -EBADMSG;
+					break;
+				}
+				continue; /* 103 Early Hints and the like */
+			}
+			if (r != 0) {
+				memset(&ex->scan, 0, sizeof(ex->scan)); /* parsed again */
+				r = 1;
+				break;
+			}
+		}
+		r = giong__http_input_more(in, c->s);
+		if (r == 0)
+			r = -ECONNRESET;
+		if (r == -ETIMEDOUT && giong_now_ms() < saved) {
+			r = 0; /* our wait, not the task's deadline: the body goes */
+			break;
+		}
+		if (r < 0)
+			break;
+	}
+	giong_deadline_restore(saved);
+	return r;
+}
+
+/* Write the head and the body from memory (all of the request) on a connection;
+ * with expect-continue the head, the wait, then the body or not (withheld). */
 static int transmit(struct giong_http_exchange *ex)
 {
 	struct iovec iov[2];
@@ -283,8 +358,19 @@ static int transmit(struct giong_http_exchange *ex)
 	ex->conn->uses++;
 	iov[0] = (struct iovec){ex->req.data, ex->req.len};
 	iov[1] = (struct iovec){(void *)ex->body, ex->body_len};
-	/* No empty piece: a stream may copy from each base (TLS gathers them). */
-	r = write_iov(ex, iov, ex->body_len ? 2 : 1);
+	if (ex->expecting) {
+		if (!(r = write_iov(ex, iov, 1)))
+			r = await_continue(ex);
+		if (r == 0) {
+			r = write_iov(ex, iov + 1, 1);
+		} else if (r == 1) {
+			ex->withheld = true;
+			r = 0;
+		}
+	} else {
+		/* No empty piece: a stream may copy from each base (TLS gathers them). */
+		r = write_iov(ex, iov, ex->body_len ? 2 : 1);
+	}
 	ex->written = r == 0;
 	return r;
 }
@@ -303,6 +389,7 @@ static void retry_reset(struct giong_http_exchange *ex)
 	ex->conn = NULL;
 	ex->retried = true;
 	ex->written = false;
+	ex->withheld = false;
 	ex->interim = 0;
 	memset(&ex->scan, 0, sizeof(ex->scan));
 	ex->w->stats.retries++;
@@ -327,7 +414,7 @@ int giong_http_exchange_send(struct giong_http_exchange *ex, const void *body, s
 	ex->state = GIONG__HTTP_EX_SENT;
 	while ((r = transmit(ex)) && may_retry(ex, r))
 		retry_reset(ex);
-	return r ? fail(ex, r) : 0;
+	return r ? fail(ex, r) : ex->withheld;
 }
 
 int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, size_t len)
@@ -344,6 +431,8 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 		return ex->error;
 	if (ex->state != GIONG__HTTP_EX_BEGUN && ex->state != GIONG__HTTP_EX_STREAMING)
 		return -EALREADY;
+	if (ex->withheld)
+		return 1; /* the server answered before the body: none of it goes */
 	ex->streamed = true;
 	if (ex->state == GIONG__HTTP_EX_BEGUN) {
 		if ((r = frame(ex, true, 0)) || (r = take_conn(ex)))
@@ -352,6 +441,16 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 		iov[n++] = (struct iovec){ex->req.data, ex->req.len};
 		ex->state = GIONG__HTTP_EX_STREAMING;
 		ex->written = true; /* never sent again (no retry of a stream) */
+		if (ex->expecting) {
+			/* The head alone first, then the wait. */
+			if ((r = write_iov(ex, iov, n)) || (r = await_continue(ex)) < 0)
+				return fail(ex, r);
+			n = 0;
+			if (r == 1) {
+				ex->withheld = true;
+				return 1;
+			}
+		}
 	}
 	if (len) {
 		/* The line and the CRLF are on this stack, lent for write_iov() only. */
@@ -454,11 +553,11 @@ int giong_http_exchange_response(struct giong_http_exchange *ex)
 	if (ex->state == GIONG__HTTP_EX_STREAMING) {
 		struct iovec end = {(void *)"0\r\n\r\n", 5};
 
-		if ((r = write_iov(ex, &end, 1)))
+		if (!ex->withheld && (r = write_iov(ex, &end, 1)))
 			return fail(ex, r);
 		ex->state = GIONG__HTTP_EX_SENT;
 	} else if (ex->state == GIONG__HTTP_EX_BEGUN) {
-		if ((r = giong_http_exchange_send(ex, NULL, 0)))
+		if ((r = giong_http_exchange_send(ex, NULL, 0)) < 0)
 			return r;
 	}
 	for (;;) {

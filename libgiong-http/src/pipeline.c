@@ -104,6 +104,7 @@ int giong_http_pipeline_begin(struct giong_http_client *cli, unsigned flags,
 		return -ENOMEM;
 	pl->w = w;
 	pl->flags = flags;
+	w->stats.pipelines++;
 	*ret = pl;
 	return 0;
 }
@@ -113,8 +114,9 @@ int giong_http_pipeline_add(struct giong_http_pipeline *pl, struct giong_http_ex
 {
 	if (!pl || !ex || (!body && len))
 		return -EINVAL;
-	if (ex->w != pl->w || ex->pl || ex->state != GIONG__HTTP_EX_BEGUN || ex->streamed)
-		return -EINVAL;
+	if (ex->w != pl->w || ex->pl || ex->state != GIONG__HTTP_EX_BEGUN || ex->streamed ||
+	    ex->expect_ms)
+		return -EINVAL; /* no body of a pipeline waits for a go-ahead */
 	if (!ex->idempotent && !(pl->flags & GIONG_HTTP_PIPELINE_ANY_METHOD))
 		return -EINVAL; /* RFC 9112 9.3.2 */
 	if (pl->sent)
@@ -217,6 +219,8 @@ int giong_http_pipeline_send(struct giong_http_pipeline *pl)
 		r = 0;
 	if (r)
 		pl_fail(pl, r);
+	else
+		pl->w->stats.pipelined += pl->n;
 	return r;
 }
 

@@ -126,24 +126,16 @@ static inline void rs_wait_close(int fd)
 		;
 }
 
-/* One exchange of @method on @url with @body (NULL: none): the status, or
- * -errno; the body, if @out, NUL-terminated into @out[0..cap). Ends it;
- * *@pooled (if non-NULL) says whether its connection was kept. */
-static inline int ct_exchange(struct giong_http_client *cli, const char *method, const char *url,
-			      const char *body, char *out, size_t cap, int *pooled)
+/* After @r, what sending gave (< 0: it failed), read @ex's response (the status,
+ * or -errno) and its body, NUL-terminated, into
+ * @out[0..cap) if @out; end it: *@pooled (if non-NULL) is what end() said. */
+static inline int ct_finish(struct giong_http_exchange *ex, int r, char *out, size_t cap,
+			    int *pooled)
 {
-	struct giong_http_exchange *ex;
 	const void *data;
 	ssize_t n;
-	int r;
 
-	if (pooled)
-		*pooled = -1; /* set on every path: the callers compare it */
-	if ((r = giong_http_exchange_begin(cli, method, url, &ex)))
-		return r;
-	if (body)
-		r = giong_http_exchange_send(ex, body, strlen(body));
-	if (r == 0)
+	if (r >= 0)
 		r = giong_http_exchange_response(ex);
 	if (r >= 0) {
 		n = giong_http_exchange_body(ex, &data);
@@ -156,6 +148,54 @@ static inline int ct_exchange(struct giong_http_client *cli, const char *method,
 	if (pooled)
 		*pooled = (int)n;
 	return r;
+}
+
+/* One exchange of @method on @url with @body (NULL: none): the status, or
+ * -errno; the body, if @out, NUL-terminated into @out[0..cap). Ends it;
+ * *@pooled (if non-NULL) says whether its connection was kept. */
+static inline int ct_exchange(struct giong_http_client *cli, const char *method, const char *url,
+			      const char *body, char *out, size_t cap, int *pooled)
+{
+	struct giong_http_exchange *ex;
+	int r;
+
+	if (pooled)
+		*pooled = -1; /* set on every path: the callers compare it */
+	if ((r = giong_http_exchange_begin(cli, method, url, &ex)))
+		return r;
+	if (body)
+		r = giong_http_exchange_send(ex, body, strlen(body));
+	return ct_finish(ex, r, out, cap, pooled);
+}
+
+/* An exchange of @method on @url with expect-continue (a wait of @wait ms, 0:
+ * the default) and @body[0..@len): sent from memory when @more is NULL, else
+ * streamed in two writes, @body then @more. The status, or -errno; what send()
+ * (or each write) returned in @sent[0..2), how long the first took (the wait)
+ * in *@ms; the rest as ct_finish(). */
+static inline int ct_expect(struct giong_http_client *cli, const char *method, const char *url,
+			    uint32_t wait, const void *body, size_t len, const char *more,
+			    int sent[2], uint64_t *ms, char *out, size_t cap, int *pooled)
+{
+	struct giong_http_exchange *ex;
+	uint64_t t0;
+	int r;
+
+	*pooled = sent[0] = sent[1] = -1;
+	if ((r = giong_http_exchange_begin(cli, method, url, &ex)))
+		return r;
+	gt_check_int_equal(giong_http_exchange_expect_continue(ex, wait), 0);
+	t0 = giong_now_ms();
+	if (!more)
+		r = sent[0] = giong_http_exchange_send(ex, body, len);
+	else
+		r = sent[0] = giong_http_exchange_write(ex, body, len);
+	*ms = giong_now_ms() - t0;
+	if (r >= 0) /* once sent it is too late to ask */
+		gt_check_int_equal(giong_http_exchange_expect_continue(ex, wait), -EALREADY);
+	if (r >= 0 && more)
+		r = sent[1] = giong_http_exchange_write(ex, more, strlen(more));
+	return ct_finish(ex, r, out, cap, pooled);
 }
 
 #endif /* GIONG_HTTP_CLIENT_TEST_H */

@@ -5,7 +5,9 @@
  * from memory and a streamed (chunked) one, HEAD, 404, a 1 MiB body read
  * whole and streamed in place, giong_http_get(), the pool bound with tasks
  * running exchanges at once, close_idle; 16 GETs pipelined in one write on
- * the pooled connection, answered in order; every descriptor given back.
+ * the pooled connection, answered in order; Expect: 100-continue answered by
+ * the server's 100 (a body from memory and a streamed one) and by a handler
+ * that does not read the body (withheld); every descriptor given back.
  */
 #include "client_test.h"
 
@@ -37,6 +39,15 @@ static int h_echo(struct giong_http_request *req, struct giong_http_response *re
 	if (n < 0)
 		return (int)n;
 	return giong_http_response_send(res, body, (size_t)n);
+}
+
+/* Answers without reading the body: a client that expects 100-continue keeps it. */
+static int h_deny(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	giong_http_response_status(res, 401);
+	return giong_http_response_send(res, "no", 2);
 }
 
 static int h_big(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
@@ -147,6 +158,59 @@ static void pipeline_scenario(struct env *e)
 	gt_check_int_equal(stats(e).reused, reused + 16);
 	gt_check_int_equal(stats(e).connects, 1);
 	gt_check_int_equal(stats(e).idle, 1);
+	gt_check_int_equal(stats(e).pipelines, 1);
+	gt_check_int_equal(stats(e).pipelined, 16);
+}
+
+static uint64_t continues_sent(struct env *e)
+{
+	struct giong_http_stats st;
+
+	giong_http_server_stats(e->srv, 0, &st);
+	return st.responses[0];
+}
+
+/* Expect: 100-continue with the server's own handling: its 100 goes at the
+ * handler's first read of the body, so a body the handler reads goes at once
+ * (not after the wait), and one it does not read is never sent. */
+static void expect_scenario(struct env *e)
+{
+	uint64_t c0 = continues_sent(e), conns = stats(e).connects, ms;
+	size_t len = 200000;
+	char url[96], *out = malloc(len + 1);
+	int sent[2], pooled;
+
+	snprintf(url, sizeof(url), "%s/echo", e->url);
+	gt_check_int_equal(ct_expect(e->cli, "PUT", url, 5000, e->big, len, NULL, sent, &ms, out,
+				     len + 1, &pooled),
+			   200);
+	gt_check_int_equal(sent[0], 0);
+	gt_check_true(ms < 2000); /* the 100, not the wait */
+	gt_check_true(strlen(out) == len && !memcmp(out, e->big, len));
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(continues_sent(e), c0 + 1);
+	gt_check_int_equal(ct_expect(e->cli, "PUT", url, 5000, "stre", 4, "amed", sent, &ms, out,
+				     len + 1, &pooled),
+			   200);
+	gt_check_true(sent[0] == 0 && sent[1] == 0);
+	gt_check_true(ms < 2000);
+	gt_check_string_equal(out, "streamed");
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(continues_sent(e), c0 + 2);
+	gt_check_int_equal(stats(e).connects, conns + 1);
+	/* The handler answers without reading: the body stays here, and the
+	 * connection (which the server closes too) is not reused. */
+	snprintf(url, sizeof(url), "%s/deny", e->url);
+	gt_check_int_equal(ct_expect(e->cli, "POST", url, 5000, e->big, len, NULL, sent, &ms, out,
+				     len + 1, &pooled),
+			   401);
+	gt_check_int_equal(sent[0], 1);
+	gt_check_true(ms < 2000);
+	gt_check_string_equal(out, "no");
+	gt_check_int_equal(pooled, 0);
+	gt_check_int_equal(continues_sent(e), c0 + 2);
+	gt_check_int_equal(stats(e).idle, 0);
+	free(out);
 }
 
 static void scenario(struct env *e)
@@ -235,6 +299,7 @@ static void scenario(struct env *e)
 	gt_check_int_equal(stats(e).idle, 3);
 	gt_check_int_equal(giong_http_client_close_idle(e->cli), 3);
 	gt_check_int_equal(stats(e).idle, 0);
+	expect_scenario(e);
 	/* Errors that are the caller's. */
 	gt_check_int_equal(giong_http_exchange_begin(e->cli, "GET", "ftp://x/", &ex),
 			   -EPROTONOSUPPORT);
@@ -281,6 +346,7 @@ static void test_own_server(void **state)
 	giong_http_router_add(e.router, "GET", "/hello", h_hello, &e);
 	giong_http_router_add(e.router, "POST", "/echo", h_echo, &e);
 	giong_http_router_add(e.router, "PUT", "/echo", h_echo, &e);
+	giong_http_router_add(e.router, "POST", "/deny", h_deny, &e);
 	giong_http_router_add(e.router, "GET", "/big", h_big, &e);
 	giong_http_router_add(e.router, "GET", "/slow", h_slow, &e);
 	giong_http_router_add(e.router, "GET", "/seq", h_seq, &e);

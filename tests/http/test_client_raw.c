@@ -10,7 +10,12 @@
  * server closing a pooled connection; pipelines (a server closing after the
  * 3rd of 8 responses, a malformed 2nd response, HEAD between GETs, the
  * misuses refused, a pooled connection found closed: sent again once);
- * every descriptor given back.
+ * Expect: 100-continue (a 100, a 103 then a 100, a 417 and a 401 at once
+ * with no byte of the body sent, a server that never answers 100, the
+ * task's deadline during the wait, the retry, no pipeline); the connect
+ * deadline, on a TCP connect that hangs (a full accept queue) and on a
+ * connector that never ends, with another task running meanwhile; every
+ * descriptor given back.
  */
 #include "client_test.h"
 
@@ -27,6 +32,19 @@ struct run {
 	const char *pipe_reply;
 	bool pipe_close; /* close after the reply (else wait for the client's close) */
 	atomic_int pipe_reads;
+	/* Expect: 100-continue (serve_expect()): what to do with each request,
+	 * replies_per_conn per connection, and what was seen of it. */
+	const int *xmodes;
+	const char *const *xfinals; /* X_DENY's answer, per connection */
+	struct xreq {
+		bool expect;      /* its head had Expect: 100-continue */
+		int body;         /* body bytes received (X_DENY, X_HOLD: until the close) */
+		int wait_ms;      /* from the end of its head to its body's first byte */
+		atomic_bool done; /* the server is done with it */
+	} xr[16];
+	/* The connect deadline: a port whose connects hang, and the connector's calls. */
+	int hang_port;
+	atomic_int connector_calls;
 };
 
 static void main_fn(unsigned worker, void *arg)
@@ -524,6 +542,9 @@ static void pipe_head_scenario(struct run *t, struct giong_http_client *cli)
 	gt_check_int_equal(stats(cli).idle, 1);
 	gt_check_int_equal(stats(cli).connects, 1);
 	gt_check_int_equal(atomic_load(&t->pipe_reads), 1);
+	/* Both begun; only the one sent counts its requests (the other's was ended unsent). */
+	gt_check_int_equal(stats(cli).pipelines, 2);
+	gt_check_int_equal(stats(cli).pipelined, 5);
 }
 
 static void test_pipeline_head(void **state)
@@ -581,6 +602,8 @@ static void pipe_retry_scenario(struct run *t, struct giong_http_client *cli)
 	gt_check_int_equal(stats(cli).retries, 3);
 	gt_check_int_equal(stats(cli).connects, 2);
 	gt_check_int_equal(stats(cli).idle, 1);
+	gt_check_int_equal(stats(cli).pipelines, 1);
+	gt_check_int_equal(stats(cli).pipelined, 3); /* the second send is in retries */
 }
 
 static void test_pipeline_retry(void **state)
@@ -591,6 +614,556 @@ static void test_pipeline_retry(void **state)
 			.pipe_reply = OK3("one") OK3("two") OK3("six")};
 
 	(void)state;
+	run(&t);
+}
+
+/* --- Expect: 100-continue -------------------------------------------------------------------- */
+
+enum xmode {
+	X_END,      /* no more requests: wait for the client's close */
+	X_CONTINUE, /* 100 Continue, then read the body and echo it in a 200 */
+	X_EARLY,    /* 103 Early Hints and 100 Continue in one write, then as X_CONTINUE */
+	X_SILENT,   /* no interim response: wait for the body, echo it */
+	X_PLAIN,    /* no expectation wanted: read the body (maybe none), echo it */
+	X_DENY,     /* xfinals[conn] at once, then count what comes until the close */
+	X_HOLD,     /* no answer at all: count what comes until the close */
+	X_DROP,     /* close right after the head */
+};
+
+/* Receive more into buf[*len..cap - 1), NUL-terminated. */
+static bool x_recv(int fd, char *buf, size_t *len, size_t cap)
+{
+	ssize_t n = recv(fd, buf + *len, cap - 1 - *len, 0);
+
+	if (n <= 0)
+		return false;
+	*len += (size_t)n;
+	buf[*len] = '\0';
+	return true;
+}
+
+/* The body of the request whose head is buf[0..h) (Content-Length or chunked),
+ * de-framed into @out (NUL-terminated); what follows it stays at the start of
+ * buf. Its length, or -1. */
+static int x_body(int fd, char *buf, size_t *len, size_t cap, size_t h, char *out)
+{
+	const char *cl = strcasestr(buf, "\r\ncontent-length:");
+	size_t pos = h, o = 0;
+
+	if (cl && cl < buf + h) {
+		size_t n = strtoul(cl + 17, NULL, 10);
+
+		while (*len < h + n)
+			if (!x_recv(fd, buf, len, cap))
+				return -1;
+		memcpy(out, buf + h, n);
+		o = n;
+		pos = h + n;
+	} else if (strcasestr(buf, "\r\ntransfer-encoding: chunked\r\n")) {
+		for (;;) {
+			char *eol;
+			size_t n;
+
+			while (!(eol = strstr(buf + pos, "\r\n")))
+				if (!x_recv(fd, buf, len, cap))
+					return -1;
+			n = strtoul(buf + pos, NULL, 16);
+			pos = (size_t)(eol + 2 - buf);
+			while (*len < pos + n + 2)
+				if (!x_recv(fd, buf, len, cap))
+					return -1;
+			memcpy(out + o, buf + pos, n);
+			o += n;
+			pos += n + 2; /* no trailers: the last chunk's CRLF ends it */
+			if (!n)
+				break;
+		}
+	}
+	out[o] = '\0';
+	memmove(buf, buf + pos, *len - pos + 1);
+	*len -= pos;
+	return (int)o;
+}
+
+/* Count what comes on @fd (past the @already bytes) until the client closes. */
+static int x_count(int fd, size_t already)
+{
+	char b[4096];
+	ssize_t n;
+	int total = (int)already;
+
+	while ((n = recv(fd, b, sizeof(b), 0)) > 0)
+		total += (int)n;
+	return total;
+}
+
+static void serve_expect(struct rs *rs, int fd, int i)
+{
+	struct run *t = (struct run *)rs;
+	static char buf[1 << 17], out[1 << 17]; /* one connection at a time */
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < t->replies_per_conn; k++) {
+		int mode = t->xmodes[i * t->replies_per_conn + k];
+		struct xreq *x = &t->xr[i * t->replies_per_conn + k];
+		char head[64], *end;
+		uint64_t t0;
+		size_t h;
+		int n;
+
+		if (mode == X_END) {
+			rs_wait_close(fd);
+			return;
+		}
+		while (!(end = strstr(buf, "\r\n\r\n")))
+			if (!x_recv(fd, buf, &len, sizeof(buf)))
+				return;
+		h = (size_t)(end + 4 - buf);
+		end[2] = '\0'; /* the head alone, for the search */
+		x->expect = strcasestr(buf, "\r\nexpect: 100-continue\r\n") != NULL;
+		end[2] = '\r';
+		t0 = giong_now_ms();
+		switch (mode) {
+		case X_DROP:
+			atomic_store(&x->done, true);
+			return;
+		case X_DENY:
+			rs_send(fd, t->xfinals[i]);
+			/* fall through */
+		case X_HOLD:
+			x->body = x_count(fd, len - h);
+			atomic_store(&x->done, true);
+			return;
+		case X_EARLY:
+			rs_send(fd, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+				    "HTTP/1.1 100 Continue\r\n\r\n");
+			break;
+		case X_CONTINUE:
+			rs_send(fd, "HTTP/1.1 100 Continue\r\n\r\n");
+			break;
+		default:
+			break;
+		}
+		if (len == h && x->expect && !x_recv(fd, buf, &len, sizeof(buf)))
+			return;
+		x->wait_ms = (int)(giong_now_ms() - t0);
+		if ((n = x_body(fd, buf, &len, sizeof(buf), h, out)) < 0)
+			return;
+		x->body = n;
+		atomic_store(&x->done, true);
+		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n);
+		rs_send(fd, head);
+		gt_write_all(fd, out, (size_t)n);
+	}
+}
+
+/* Wait (up to 3 s) until the server is done with request @k. */
+static bool x_done(struct run *t, int k)
+{
+	for (int i = 0; i < 300 && !atomic_load(&t->xr[k].done); i++)
+		giong_sleep_ms(10);
+	return gt_check_true(atomic_load(&t->xr[k].done));
+}
+
+/* A body of @n bytes that is not all one byte. */
+static char *x_make(size_t n)
+{
+	char *b = malloc(n + 1);
+
+	for (size_t i = 0; b && i < n; i++)
+		b[i] = (char)('a' + (i * 7 + i / 13) % 26);
+	if (b)
+		b[n] = '\0';
+	return b;
+}
+
+static const int x_go_modes[] = {X_CONTINUE, X_EARLY, X_PLAIN, X_CONTINUE, X_END};
+
+/* 100 Continue (after a 103, once): the body goes, intact, and the connection is
+ * kept; a GET without a body sends no Expect; a streamed body waits the same. */
+static void x_go_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96], *big = x_make(30000), *out = malloc(40000);
+	int sent[2], pooled;
+	uint64_t ms;
+
+	snprintf(url, sizeof(url), "%s/x", t->rs.url);
+	gt_check_int_equal(giong_http_exchange_expect_continue(NULL, 0), -EINVAL);
+	gt_check_int_equal(
+		ct_expect(cli, "PUT", url, 5000, big, 30000, NULL, sent, &ms, out, 40000, &pooled),
+		200);
+	gt_check_int_equal(sent[0], 0);
+	gt_check_true(ms < 2000); /* the 100, not the wait, let it go */
+	gt_check_string_equal(out, big);
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(
+		ct_expect(cli, "POST", url, 0, "hello", 5, NULL, sent, &ms, out, 40000, &pooled),
+		200);
+	gt_check_int_equal(sent[0], 0);
+	gt_check_true(ms < 900);
+	gt_check_string_equal(out, "hello");
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(
+		ct_expect(cli, "GET", url, 5000, NULL, 0, NULL, sent, &ms, out, 40000, &pooled),
+		200);
+	gt_check_string_equal(out, "");
+	gt_check_int_equal(pooled, 1);
+	/* Streamed: the first write waits for the 100. */
+	gt_check_int_equal(
+		ct_expect(cli, "PUT", url, 5000, "stre", 4, "amed", sent, &ms, out, 40000, &pooled),
+		200);
+	gt_check_true(sent[0] == 0 && sent[1] == 0);
+	gt_check_true(ms < 2000);
+	gt_check_string_equal(out, "streamed");
+	gt_check_int_equal(pooled, 1);
+	for (int k = 0; k < 4; k++)
+		x_done(t, k);
+	gt_check_true(t->xr[0].expect && t->xr[1].expect && t->xr[3].expect);
+	gt_check_false(t->xr[2].expect); /* no body, no expectation */
+	gt_check_int_equal(t->xr[0].body, 30000);
+	gt_check_int_equal(t->xr[1].body, 5);
+	gt_check_int_equal(t->xr[2].body, 0);
+	gt_check_int_equal(t->xr[3].body, 8);
+	gt_check_int_equal(stats(cli).connects, 1);
+	gt_check_int_equal(stats(cli).reused, 3);
+	gt_check_int_equal(stats(cli).idle, 1);
+	free(big);
+	free(out);
+}
+
+static void test_expect_continue(void **state)
+{
+	struct run t = {.scenario = x_go_scenario,
+			.serve = serve_expect,
+			.xmodes = x_go_modes,
+			.replies_per_conn = 5};
+
+	(void)state;
+	run(&t);
+}
+
+static const int x_deny_modes[] = {X_DENY, X_END, X_DENY, X_END, X_PLAIN, X_END};
+static const char *const x_deny_finals[] = {
+	/* keep-alive as far as the server says: the client closes all the same */
+	"HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 401 Unauthorized\r\nContent-Length: 4\r\n\r\nnope",
+	NULL,
+};
+
+/* A final response at once: no byte of the body goes, the exchange gives that
+ * response, and its connection is closed, not reused. */
+static void x_deny_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96], *big = x_make(30000), out[64];
+	int sent[2], pooled;
+	uint64_t ms;
+
+	snprintf(url, sizeof(url), "%s/x", t->rs.url);
+	gt_check_int_equal(ct_expect(cli, "PUT", url, 5000, big, 30000, NULL, sent, &ms, out,
+				     sizeof(out), &pooled),
+			   417);
+	gt_check_int_equal(sent[0], 1); /* withheld */
+	gt_check_true(ms < 2000);
+	gt_check_int_equal(pooled, 0);
+	/* Streamed: the first write says so, and every later one. */
+	gt_check_int_equal(ct_expect(cli, "POST", url, 5000, "secret", 6, "more", sent, &ms, out,
+				     sizeof(out), &pooled),
+			   401);
+	gt_check_true(sent[0] == 1 && sent[1] == 1);
+	gt_check_string_equal(out, "nope");
+	gt_check_int_equal(pooled, 0);
+	/* The next request makes a connection of its own. */
+	gt_check_int_equal(ct_exchange(cli, "POST", url, "after", out, sizeof(out), &pooled), 200);
+	gt_check_string_equal(out, "after");
+	gt_check_int_equal(pooled, 1);
+	for (int k = 0; k < 3; k++)
+		x_done(t, k * 2); /* one request on each connection */
+	gt_check_true(t->xr[0].expect && t->xr[2].expect);
+	gt_check_int_equal(t->xr[0].body, 0); /* not a byte of it */
+	gt_check_int_equal(t->xr[2].body, 0);
+	gt_check_false(t->xr[4].expect);
+	gt_check_int_equal(stats(cli).connects, 3);
+	gt_check_int_equal(stats(cli).reused, 0);
+	gt_check_int_equal(stats(cli).idle, 1);
+	free(big);
+}
+
+static void test_expect_final(void **state)
+{
+	struct run t = {.scenario = x_deny_scenario,
+			.serve = serve_expect,
+			.xmodes = x_deny_modes,
+			.xfinals = x_deny_finals,
+			.replies_per_conn = 2};
+
+	(void)state;
+	run(&t);
+}
+
+static const int x_wait_modes[] = {X_SILENT, X_SILENT, X_END, X_HOLD, X_END, X_END};
+
+/* A server that never answers 100: the body goes after the wait (the default
+ * one too); the task's own deadline passing during the wait is -ETIMEDOUT, and
+ * no body goes then. */
+static void x_wait_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96], out[64];
+	uint64_t ms, saved;
+	int sent[2], pooled;
+
+	snprintf(url, sizeof(url), "%s/x", t->rs.url);
+	gt_check_int_equal(ct_expect(cli, "POST", url, 200, "late", 4, NULL, sent, &ms, out,
+				     sizeof(out), &pooled),
+			   200);
+	gt_check_int_equal(sent[0], 0);
+	gt_check_in_range(ms, 195, 1500);
+	gt_check_string_equal(out, "late");
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(ct_expect(cli, "PUT", url, 0, "later", 5, NULL, sent, &ms, out,
+				     sizeof(out), &pooled),
+			   200);
+	gt_check_in_range(ms, GIONG_HTTP_CLIENT_EXPECT_TIMEOUT_MS - 5, 3000);
+	gt_check_string_equal(out, "later");
+	gt_check_int_equal(pooled, 1);
+	giong_http_client_close_idle(cli);
+	saved = giong_deadline_in(150);
+	gt_check_int_equal(ct_expect(cli, "PUT", url, 5000, "never", 5, NULL, sent, &ms, out,
+				     sizeof(out), &pooled),
+			   -ETIMEDOUT);
+	giong_deadline_restore(saved);
+	gt_check_int_equal(sent[0], -ETIMEDOUT);
+	gt_check_in_range(ms, 145, 1500);
+	gt_check_int_equal(pooled, 0);
+	for (int k = 0; k < 4; k++)
+		if (k != 2)
+			x_done(t, k);
+	gt_check_true(t->xr[0].expect && t->xr[1].expect && t->xr[3].expect);
+	gt_check_in_range(t->xr[0].wait_ms, 150, 1500);
+	gt_check_int_equal(t->xr[0].body, 4);
+	gt_check_int_equal(t->xr[1].body, 5);
+	gt_check_int_equal(t->xr[3].body, 0);
+	gt_check_int_equal(stats(cli).connects, 2);
+	gt_check_int_equal(stats(cli).timeouts, 1);
+}
+
+static void test_expect_timeout(void **state)
+{
+	struct run t = {.scenario = x_wait_scenario,
+			.serve = serve_expect,
+			.xmodes = x_wait_modes,
+			.replies_per_conn = 3};
+
+	(void)state;
+	run(&t);
+}
+
+static const int x_retry_modes[] = {X_PLAIN, X_DROP, X_CONTINUE, X_END};
+
+/* A pooled connection the server closed on seeing the head: the idempotent PUT
+ * goes again on a new one, and waits again; no pipeline takes expect-continue. */
+static void x_retry_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_pipeline *pl;
+	struct giong_http_exchange *ex;
+	char url[96], out[64];
+	uint64_t ms;
+	int sent[2], pooled;
+
+	snprintf(url, sizeof(url), "%s/x", t->rs.url);
+	gt_check_int_equal(ct_exchange(cli, "GET", url, NULL, out, sizeof(out), &pooled), 200);
+	gt_check_int_equal(pooled, 1);
+	gt_check_int_equal(ct_expect(cli, "PUT", url, 5000, "again", 5, NULL, sent, &ms, out,
+				     sizeof(out), &pooled),
+			   200);
+	gt_check_int_equal(sent[0], 0);
+	gt_check_string_equal(out, "again");
+	gt_check_int_equal(pooled, 1);
+	x_done(t, 2);
+	gt_check_true(t->xr[1].expect && t->xr[2].expect);
+	gt_check_int_equal(t->xr[2].body, 5);
+	gt_check_int_equal(stats(cli).retries, 1);
+	gt_check_int_equal(stats(cli).connects, 2);
+
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "PUT", url, &ex), 0);
+	gt_check_int_equal(giong_http_exchange_expect_continue(ex, 0), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, ex, "x", 1), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_end(ex), 0);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "PUT", url, &ex), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, ex, "x", 1), 0);
+	gt_check_int_equal(giong_http_exchange_expect_continue(ex, 0), -EBUSY);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 0);
+}
+
+static void test_expect_retry(void **state)
+{
+	struct run t = {.scenario = x_retry_scenario,
+			.serve = serve_expect,
+			.xmodes = x_retry_modes,
+			.replies_per_conn = 2};
+
+	(void)state;
+	run(&t);
+}
+
+/* --- the connect deadline ------------------------------------------------------------------ */
+
+/*
+ * A listener on which a connect hangs: listen(fd, 0) and one connection that is
+ * never accepted fill its accept queue, after which Linux drops the SYNs of the
+ * next ones (LISTENOVERFLOWS) and their connects retransmit, for minutes. The
+ * fillers go into @fillers[0..4) (-1: none); each is checked, and the one that
+ * does not complete within 200 ms proves the queue full. Returns the listener
+ * and its port in *@port, or -1 when no connect hangs here.
+ */
+static int hang_listener(int fillers[4], int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	for (int i = 0; i < 4; i++)
+		fillers[i] = -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 0) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl))
+		goto no;
+	*port = ntohs(sa.sin_port);
+	for (int i = 0; i < 4; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+		if (fd < 0)
+			goto no;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
+			close(fd);
+			goto no;
+		}
+		if (poll(&p, 1, 200) == 0) {
+			close(fd); /* it hangs: the queue is full */
+			return lfd;
+		}
+		fillers[i] = fd; /* it got in: one more place taken */
+	}
+no:
+	for (int i = 0; i < 4; i++)
+		if (fillers[i] >= 0)
+			close(fillers[i]);
+	if (lfd >= 0)
+		close(lfd);
+	return -1;
+}
+
+struct ticker {
+	atomic_int ticks;
+	atomic_bool stop;
+};
+
+/* Another task of the worker: it must run on while an exchange waits to connect. */
+static intptr_t tick(void *arg)
+{
+	struct ticker *tk = arg;
+
+	while (!atomic_load(&tk->stop) && giong_sleep_ms(5) == 0)
+		atomic_fetch_add(&tk->ticks, 1);
+	return 0;
+}
+
+/* Two exchanges to @url, each -ETIMEDOUT within the connect deadline (200 ms)
+ * with a ticking task beside it; no connection counted, kept or reused. */
+static void connect_timeouts(struct giong_http_client *cli, const char *url)
+{
+	struct ticker tk = {0};
+	struct giong_task *task;
+	int pooled;
+
+	if (!gt_check_int_equal(giong_spawn(tick, &tk, &task), 0))
+		return;
+	for (int i = 0; i < 2; i++) {
+		uint64_t t0 = giong_now_ms();
+		int ticks = atomic_load(&tk.ticks);
+
+		gt_check_int_equal(ct_exchange(cli, "GET", url, NULL, NULL, 0, &pooled),
+				   -ETIMEDOUT);
+		gt_check_in_range(giong_now_ms() - t0, 195, 1500);
+		gt_check_int_equal(pooled, 0);
+		gt_check_true(atomic_load(&tk.ticks) - ticks >= 10); /* 40 or so */
+		gt_check_int_equal(stats(cli).connects, 0);
+		gt_check_int_equal(stats(cli).timeouts, (uint64_t)i + 1);
+		gt_check_int_equal(stats(cli).idle, 0);
+	}
+	atomic_store(&tk.stop, true);
+	giong_join(task, NULL);
+}
+
+static void connect_tcp_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/never", t->hang_port);
+	connect_timeouts(cli, url);
+}
+
+static void test_connect_timeout(void **state)
+{
+	struct run t = {.scenario = connect_tcp_scenario, .opts = {.connect_timeout_ms = 200}};
+	int fillers[4], lfd = hang_listener(fillers, &t.hang_port);
+
+	(void)state;
+	if (lfd < 0)
+		skip(); /* a connect to a full accept queue does not hang on this kernel */
+	run(&t);
+	for (int i = 0; i < 4; i++)
+		if (fillers[i] >= 0)
+			close(fillers[i]);
+	close(lfd);
+}
+
+/* A handshake that never ends: only the connect deadline stops it (a bound of
+ * 5 s makes a missing deadline a failure, not a hang). */
+static int endless_connector(struct giong_stream *tcp, const char *host, void *ctx,
+			     struct giong_stream **out)
+{
+	struct run *t = ctx;
+	int r = 0;
+
+	(void)tcp;
+	(void)host;
+	(void)out;
+	atomic_fetch_add(&t->connector_calls, 1);
+	for (int i = 0; i < 500 && r == 0; i++)
+		r = giong_sleep_ms(10);
+	return r ? r : -EIO;
+}
+
+static void serve_hold(struct rs *rs, int fd, int i)
+{
+	(void)rs;
+	(void)i;
+	rs_wait_close(fd);
+}
+
+static void connect_tls_scenario(struct run *t, struct giong_http_client *cli)
+{
+	char url[96];
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/never", t->rs.port);
+	connect_timeouts(cli, url);
+	/* Each attempt had a TCP connection of its own, closed (not pooled). */
+	gt_check_int_equal(atomic_load(&t->connector_calls), 2);
+	for (int i = 0; i < 100 && atomic_load(&t->rs.conns) < 2; i++)
+		giong_sleep_ms(10);
+	gt_check_int_equal(atomic_load(&t->rs.conns), 2);
+}
+
+static void test_connect_timeout_connector(void **state)
+{
+	struct run t = {.scenario = connect_tls_scenario, .serve = serve_hold};
+
+	(void)state;
+	t.opts = (struct giong_http_client_options){
+		.connect_timeout_ms = 200, .connect = endless_connector, .connect_ctx = &t};
 	run(&t);
 }
 
@@ -606,6 +1179,12 @@ int main(void)
 		cmocka_unit_test(test_pipeline_malformed),
 		cmocka_unit_test(test_pipeline_head),
 		cmocka_unit_test(test_pipeline_retry),
+		cmocka_unit_test(test_expect_continue),
+		cmocka_unit_test(test_expect_final),
+		cmocka_unit_test(test_expect_timeout),
+		cmocka_unit_test(test_expect_retry),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_connect_timeout_connector),
 	};
 
 	gt_require_uring();

@@ -33,6 +33,11 @@
  * closed it in between) is sent again, once, on a new connection when its
  * method is idempotent and its body, if any, was given from memory.
  *
+ * Expect: 100-continue (giong_http_exchange_expect_continue()): the head
+ * goes first and the body only once the server asks for it, or after a
+ * short wait; a server that answers at once saves the upload, and that
+ * connection is then closed, not reused.
+ *
  * Deadlines: connect (TCP and @connect), the response head (from the end of
  * the request) and the body (from the end of the head); each gives
  * -ETIMEDOUT, after which the exchange only ends and its connection is
@@ -95,6 +100,8 @@ typedef int (*giong_http_connect_fn)(struct giong_stream *tcp, const char *host,
 #define GIONG_HTTP_CLIENT_BODY_TIMEOUT_MS 60000u
 #define GIONG_HTTP_CLIENT_POOL 16u
 #define GIONG_HTTP_CLIENT_IDLE_TIMEOUT_MS 30000u
+/* giong_http_exchange_expect_continue()'s wait for the server's answer. */
+#define GIONG_HTTP_CLIENT_EXPECT_TIMEOUT_MS 1000u
 
 /* Settings. Zero fields take the defaults above. */
 struct giong_http_client_options {
@@ -121,6 +128,8 @@ struct giong_http_client_stats {
 	uint64_t bad_responses; /* heads or bodies refused as malformed or over a limit */
 	uint64_t idle_closed;   /* pooled connections the server closed, or that timed out */
 	uint32_t idle;          /* connections in the pool now */
+	uint64_t pipelines;     /* pipelines begun */
+	uint64_t pipelined;     /* requests sent in pipelines (sent again: counted in retries) */
 };
 
 /*
@@ -182,11 +191,39 @@ GIONG_API int giong_http_exchange_header_n(struct giong_http_exchange *ex, const
 					   size_t name_len, const char *value, size_t value_len);
 
 /*
+ * giong_http_exchange_expect_continue() - send the request's body only when
+ * the server asks for it (RFC 9110 10.1.1): the head goes alone, with
+ * "Expect: 100-continue", then the client waits up to @timeout_ms (0:
+ * GIONG_HTTP_CLIENT_EXPECT_TIMEOUT_MS) for the server's answer:
+ *  - 100 Continue: the body goes; another interim response (103) is skipped;
+ *  - the wait passes: the body goes anyway (the server, or one in between,
+ *    may not know the expectation);
+ *  - a final response (417, 401, 413...): the body is withheld, never sent:
+ *    giong_http_exchange_send() and giong_http_exchange_write() return 1,
+ *    giong_http_exchange_response() that response, and the connection is
+ *    closed when the exchange ends, never pooled (the server may still wait
+ *    for the body, or take its first bytes for the next request).
+ * The wait is part of giong_http_exchange_send(), or of the first
+ * giong_http_exchange_write() of a streamed body; without a body no field is
+ * sent and nothing waits. The retry above still holds: a pooled connection
+ * the server closed before any answer sends it all again on a new one (and
+ * waits again). A calling task's deadline that passes during the wait is
+ * -ETIMEDOUT, not a go-ahead. Not for a pipeline: giong_http_pipeline_add()
+ * refuses such an exchange (-EINVAL). Returns 0, -EINVAL (NULL @ex), -EBUSY
+ * (queued in a pipeline), -EALREADY (the head was sent). Does not suspend.
+ * Owner worker only.
+ */
+GIONG_API int giong_http_exchange_expect_continue(struct giong_http_exchange *ex,
+						  uint32_t timeout_ms);
+
+/*
  * giong_http_exchange_send() - send the request with @body[0..@len) as its
  * body (Content-Length; none for a GET, HEAD, DELETE, OPTIONS or TRACE with
- * @len 0), head and body in one write. @body is borrowed until
- * giong_http_exchange_response() returned (it may be sent again, see the
- * retry above). Returns 0 or -errno (the exchange has then failed: only
+ * @len 0), head and body in one write (with expect-continue: the head, the
+ * wait, the body). @body is borrowed until giong_http_exchange_response()
+ * returned (it may be sent again, see the retry above). Returns 0, 1 (with
+ * expect-continue only) when the server answered before the body, which was
+ * not sent, or -errno (the exchange has then failed: only
  * giong_http_exchange_end() is left): -EALREADY (sent already, or streamed),
  * -ETIMEDOUT, -ECONNREFUSED and the other errors of connecting, of the
  * connector and of writing. May suspend. Owner worker only.
@@ -199,8 +236,11 @@ GIONG_API int giong_http_exchange_send(struct giong_http_exchange *ex, const voi
  * sends the head (Transfer-Encoding: chunked), each call one chunk of
  * @buf[0..@len) (borrowed until it returns; @len 0 sends nothing);
  * giong_http_exchange_response() sends the last chunk. A streamed request is
- * never sent again. Returns 0 or -errno as giong_http_exchange_send().
- * May suspend. Owner worker only.
+ * never sent again. Returns 0 or -errno as giong_http_exchange_send(); with
+ * expect-continue the first call waits as send() does, and when the server
+ * answered before the body it and every later call return 1 with nothing
+ * sent (giong_http_exchange_response() then reads that answer). May
+ * suspend. Owner worker only.
  */
 GIONG_API int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf,
 					size_t len);
@@ -323,7 +363,9 @@ GIONG_API int giong_http_pipeline_begin(struct giong_http_client *cli, unsigned 
  * until then the exchange calls on it are -EBUSY.
  * Returns 0, or -errno and @ex is still the caller's: -EINVAL (NULL
  * argument, @ex sent, streamed, in a pipeline, of another client or worker,
- * a method that is not idempotent without GIONG_HTTP_PIPELINE_ANY_METHOD),
+ * with expect-continue asked for (a pipeline's requests go in one write, no
+ * body waits), a method that is not idempotent without
+ * GIONG_HTTP_PIPELINE_ANY_METHOD),
  * -EXDEV (another origin than the first exchange's), -E2BIG (past
  * GIONG_HTTP_PIPELINE_MAX), -EALREADY (the pipeline was sent), -ENOMEM.
  * Does not suspend. Owner worker only.
