@@ -289,6 +289,18 @@ int giong_http_exchange_expect_continue(struct giong_http_exchange *ex, uint32_t
 	return 0;
 }
 
+/* Parse the response head at the start of the connection's input (reply.h),
+ * through @memo if given (reply_memo.h): its length, 0 for need more, or the
+ * parser's refusal. */
+static int parse_head(struct giong_http_exchange *ex, struct giong__http_reply_memo *memo)
+{
+	struct giong__http_input *in = &ex->conn->in;
+
+	ex->got_bytes = true;
+	return giong__http_parse_reply_memo(memo, in->data, in->len, &ex->w->cli->lim,
+					    ex->head_request, &ex->scan, &ex->reply, ex->fields);
+}
+
 /*
  * After a head with Expect: 100-continue, wait up to expect_ms for the
  * server's go-ahead. 0: send the body (a 100 came, interim responses before
@@ -308,10 +320,8 @@ static int await_continue(struct giong_http_exchange *ex)
 
 	for (;;) {
 		if (in->len) {
-			ex->got_bytes = true;
-			r = giong__http_parse_reply(in->data, in->len, &ex->w->cli->lim,
-						    ex->head_request, &ex->scan, &ex->reply,
-						    ex->fields);
+			/* no memo: a 100 would replace the final heads it keeps */
+			r = parse_head(ex, NULL);
 			if (r > 0 && ex->reply.status < 200 && ex->reply.status != 101) {
 				in->data += r;
 				in->len -= (size_t)r;
@@ -501,10 +511,7 @@ static int read_head(struct giong_http_exchange *ex)
 
 	for (;;) {
 		if (in->len) {
-			ex->got_bytes = true;
-			r = giong__http_parse_reply_memo(&ex->w->memo, in->data, in->len,
-							 &ex->w->cli->lim, ex->head_request,
-							 &ex->scan, &ex->reply, ex->fields);
+			r = parse_head(ex, &ex->w->memo);
 			if (r < 0) {
 				r = r == -431 ? -EMSGSIZE : -EBADMSG;
 				break;

@@ -175,7 +175,7 @@ static uint64_t continues_sent(struct env *e)
  * (not after the wait), and one it does not read is never sent. */
 static void expect_scenario(struct env *e)
 {
-	uint64_t c0 = continues_sent(e), conns = stats(e).connects, ms;
+	uint64_t c0 = continues_sent(e), conns = stats(e).connects, ms = 0;
 	size_t len = 200000;
 	char url[96], *out = malloc(len + 1);
 	int sent[2], pooled;

@@ -786,7 +786,7 @@ static void x_go_scenario(struct run *t, struct giong_http_client *cli)
 {
 	char url[96], *big = x_make(30000), *out = malloc(40000);
 	int sent[2], pooled;
-	uint64_t ms;
+	uint64_t ms = 0;
 
 	snprintf(url, sizeof(url), "%s/x", t->rs.url);
 	gt_check_int_equal(giong_http_exchange_expect_continue(NULL, 0), -EINVAL);
@@ -857,7 +857,7 @@ static void x_deny_scenario(struct run *t, struct giong_http_client *cli)
 {
 	char url[96], *big = x_make(30000), out[64];
 	int sent[2], pooled;
-	uint64_t ms;
+	uint64_t ms = 0;
 
 	snprintf(url, sizeof(url), "%s/x", t->rs.url);
 	gt_check_int_equal(ct_expect(cli, "PUT", url, 5000, big, 30000, NULL, sent, &ms, out,
@@ -909,7 +909,7 @@ static const int x_wait_modes[] = {X_SILENT, X_SILENT, X_END, X_HOLD, X_END, X_E
 static void x_wait_scenario(struct run *t, struct giong_http_client *cli)
 {
 	char url[96], out[64];
-	uint64_t ms, saved;
+	uint64_t ms = 0, saved;
 	int sent[2], pooled;
 
 	snprintf(url, sizeof(url), "%s/x", t->rs.url);
@@ -967,7 +967,7 @@ static void x_retry_scenario(struct run *t, struct giong_http_client *cli)
 	struct giong_http_pipeline *pl;
 	struct giong_http_exchange *ex;
 	char url[96], out[64];
-	uint64_t ms;
+	uint64_t ms = 0;
 	int sent[2], pooled;
 
 	snprintf(url, sizeof(url), "%s/x", t->rs.url);
