@@ -40,6 +40,8 @@
 #                     the quietest try is kept
 #   --wait-quiet S    before each run, wait up to S s (default 0) for the two CPUs to be
 #                     quieter than --max-other (other sessions' builds and tests)
+#   --tables RAW      print the tables of an earlier run's --raw file (nothing is run; the
+#                     other options must match that run's)
 #   --quick           1 round, 2 s runs, no warm-up
 #
 # A run fails, loudly (a message at once, a list at the end of the output, exit status 1),
@@ -69,7 +71,7 @@ import_fns "$HERE/https_bench.sh" restart
 
 rounds=5 secs=5 warmup=1 conns_list="1 50 1000" pipeline=0 pipeline_conns=50
 server_list="giong nginx h2o" gen_list="giong-load wrk" server_cpu=1 client_cpu=0
-port_base=7500 raw_out="" retries=1 max_other=0.2 wait_quiet=0
+port_base=7500 raw_out="" retries=1 max_other=0.2 wait_quiet=0 tables_from=""
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -83,6 +85,7 @@ while [[ $# -gt 0 ]]; do
 	--pipeline) pipeline=$2; shift 2 ;;
 	--pipeline-conns) pipeline_conns=$2; shift 2 ;;
 	--quick) rounds=1 secs=2 warmup=0; shift ;;
+	--tables) [[ $# -ge 2 ]] || die "$1 needs a value"; tables_from=$2; shift 2 ;;
 	--syscalls|--syscall-secs) die "$1: not measured here (http_bench.sh counts system calls)" ;;
 	-h|--help) sed -n '3,/^set -euo/{ /^#/p }' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
@@ -117,6 +120,16 @@ for t in taskset ss curl timeout; do command -v $t >/dev/null || die "$t is requ
 # --- servers ----------------------------------------------------------------------------------
 # the scratch directory, removed at the end (LOAD_BENCH_KEEP=1 keeps it)
 make_work load_bench LOAD_BENCH_KEEP
+failures=0 failed_runs=()
+if [[ -n $tables_from ]]; then
+	# --tables RAW: the tables of an earlier run's --raw file, nothing run
+	[[ -r $tables_from ]] || die "--tables: cannot read '$tables_from'"
+	RAW=$tables_from names=()
+	for s in $server_list; do
+		awk -F'\t' -v s="$s" 'NR > 1 && $2 == s { f = 1 } END { exit !f }' "$RAW" && names+=("$s")
+	done
+	rounds=$(awk -F'\t' 'NR > 1 && $1 > r { r = $1 } END { print r + 0 }' "$RAW")
+else
 names=() cmds=()
 for s in $server_list; do
 	case $s in
@@ -212,7 +225,6 @@ parse_run() {
 	fi
 }
 
-failures=0 failed_runs=()
 # fail MESSAGE [OUT]: a failed run, said now and listed at the end; the tail of OUT with it
 fail() {
 	say "FAILED: $1"
@@ -299,6 +311,8 @@ for ((round = 1; round <= rounds; round++)); do
 	done
 done
 
+fi # not --tables
+
 # --- tables -----------------------------------------------------------------------------------
 # KEYED: the raw rows with the case and the load generator in one key, CONNS:DEPTH/GEN
 # (column 3, for vals()); RATIOS: per round, server and case, giong-load's load CPU per
@@ -335,7 +349,7 @@ gen_desc=""
 for g in "${gens[@]}"; do
 	[[ -n $gen_desc ]] && gen_desc+=", "
 	if [[ $g == wrk ]]; then
-		gen_desc+="\`wrk -t1\` ($(wrk -v 2>&1 | head -1 | awk '{print $2}'), --timeout 5s)"
+		gen_desc+="\`wrk -t1\` ($(wrk -v 2>&1 | awk 'NR == 1 { print $2 }' || true), --timeout 5s)"
 	else
 		gen_desc+="\`giong-load -t 1\` ($LOAD, in a checkout at $load_rev; --timeout 5000)"
 	fi
