@@ -116,6 +116,9 @@ static void ctx_make_frame(struct giong__ctx *c, void *stack_lo, size_t size, vo
 }
 
 #elif defined(__aarch64__)
+/* In switch.S: @lr signed as a saved x30 against @sp (unchanged in a build without pac-ret). */
+uintptr_t giong__ctx_sign_lr(uintptr_t lr, uintptr_t sp);
+
 /* Must match the frame giong__ctx_jump saves; see arch/aarch64/switch.S. */
 enum { A64_X19 = 0, A64_X20 = 1, A64_X29 = 10, A64_X30 = 11, A64_FPCR = 20, A64_WORDS = 22 };
 
@@ -133,7 +136,8 @@ static void ctx_make_frame(struct giong__ctx *c, void *stack_lo, size_t size, vo
 	f[A64_X19] = (uintptr_t)entry;
 	f[A64_X20] = (uintptr_t)arg;
 	f[A64_X29] = 0; /* null frame record: frame-pointer walks stop here */
-	f[A64_X30] = (uintptr_t)giong__ctx_trampoline;
+	/* Signed as giong__ctx_jump signs a saved x30, against the sp it restores (top). */
+	f[A64_X30] = giong__ctx_sign_lr((uintptr_t)giong__ctx_trampoline, top);
 	f[A64_FPCR] = fpcr;
 	c->sp = f;
 }

@@ -604,6 +604,101 @@ static void test_pool_zero_max(void **state)
 	giong__stack_pool_fini(&pool);
 }
 
+/* ---- return address signing (AArch64, -mbranch-protection=pac-ret or standard) ---- */
+
+#if defined(__aarch64__) && defined(__ARM_FEATURE_PAC_DEFAULT) && !defined(GIONG_CTX_UCONTEXT)
+#define TEST_PAC 1
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
+
+#ifndef HWCAP_PACA
+#define HWCAP_PACA (1ul << 30)
+#endif
+
+void giong__ctx_trampoline(void);
+
+/* A suspended context's saved x30: word 11 of its frame (arch/aarch64/switch.S). */
+static uint64_t *saved_lr(struct giong__ctx *c)
+{
+	return (uint64_t *)c->sp + 11;
+}
+
+/* @v without its pointer authentication code (xpaclri, a hint: runs anywhere). */
+static uint64_t strip_pac(uint64_t v)
+{
+	__asm__ volatile("mov x30, %0\n\thint #7\n\tmov %0, x30" : "+r"(v) : : "x30");
+	return v;
+}
+
+static void pac_entry(void *arg)
+{
+	struct fiber *f = arg;
+
+	giong__ctx_switch(&f->ctx, f->back);
+	fiber_exit(f);
+}
+
+/*
+ * The switch signs the x30 it saves, and a suspended fiber resumed through a
+ * forged one (the right address, unsigned) dies instead of returning there.
+ * A code is 0 by chance now and then (7 bits or more), so four fibers: one
+ * signed with a non-zero code is enough to see it, and the one forged.
+ */
+static void test_pac_saved_lr(void **state)
+{
+	struct giong__stack_pool pool;
+	struct giong__ctx main_ctx;
+	struct fiber f[4];
+	struct fiber *victim = NULL;
+	uint64_t raw = 0;
+	int i, status;
+	pid_t pid;
+
+	(void)state;
+	if (!(getauxval(AT_HWCAP) & HWCAP_PACA)) {
+		print_message("no pointer authentication on this CPU: nothing is signed\n");
+		skip();
+	}
+	giong__stack_pool_init(&pool, STACK_SIZE, 4);
+	giong__ctx_init_thread(&main_ctx);
+	for (i = 0; i < 4; i++) {
+		fiber_start(&pool, &f[i], &main_ctx, pac_entry);
+		/* A fresh frame returns to the trampoline. */
+		assert_int_equal(strip_pac(*saved_lr(&f[i].ctx)), (uintptr_t)giong__ctx_trampoline);
+		giong__ctx_switch(&main_ctx, &f[i].ctx); /* runs, switches back */
+		if (!victim && *saved_lr(&f[i].ctx) != strip_pac(*saved_lr(&f[i].ctx))) {
+			victim = &f[i];
+			raw = strip_pac(*saved_lr(&f[i].ctx));
+		}
+	}
+	assert_non_null(victim);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* CMocka catches these to report a test; the child must die of them. */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		*saved_lr(&victim->ctx) = raw;
+		giong__ctx_switch(&main_ctx, &victim->ctx);
+		_exit(0); /* the forged return address was taken */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+
+	/* The parent's frames are untouched: each fiber resumes and ends. */
+	for (i = 0; i < 4; i++) {
+		giong__ctx_switch(&main_ctx, &f[i].ctx);
+		fiber_end(&pool, &f[i]);
+	}
+	giong__ctx_destroy(&main_ctx);
+	giong__stack_pool_fini(&pool);
+	assert_int_equal(pool.mapped, 0);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +707,9 @@ int main(void)
 		cmocka_unit_test(test_deep_recursion), cmocka_unit_test(test_entry_alignment),
 		cmocka_unit_test(test_fiber_to_fiber), cmocka_unit_test(test_recycle_stacks),
 		cmocka_unit_test(test_pool_reuse),     cmocka_unit_test(test_pool_zero_max),
+#ifdef TEST_PAC
+		cmocka_unit_test(test_pac_saved_lr),
+#endif
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
