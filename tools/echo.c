@@ -91,7 +91,7 @@ static const struct tool_sock_ops tcp_ops = {tcp_bind, tcp_local_addr, tcp_close
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	char line[2 * GIONG_ADDR_STRLEN + 8];
+	char line[TOOL_HOSTS_LINE];
 	void *l[2];
 	unsigned n = tool_bind_all(&o->hosts, &tcp_ops, "echo", l, line, sizeof(line));
 

@@ -18,9 +18,12 @@
 
 #include <giong/net.h>
 
+#define TOOL_HOST_LEN 300                       /* one "host:port" text, with its NUL */
+#define TOOL_HOSTS_LINE (2 * TOOL_HOST_LEN + 8) /* both, " and "-separated */
+
 /* The "host:port" texts to bind, for giong_tcp_listen() or giong_udp_bind(). */
 struct tool_hosts {
-	char addr[2][300];
+	char addr[2][TOOL_HOST_LEN];
 	unsigned n; /* 1 or 2 */
 	bool pair;  /* two families: addr[1] is the IPv6 one, bound v6only, and may be missing */
 };
@@ -55,10 +58,10 @@ struct tool_sock_ops {
 
 /*
  * Bind @h's addresses with @ops on the calling worker into @socks (room for 2). Returns how
- * many were bound, their addresses as bound (with the port the kernel chose for port 0)
- * " and "-separated in @line; 0 after an error, said with @prog (what was bound is closed
- * again). The IPv6 address of the default pair is left out on a host without IPv6: worker 0
- * says so, and the server goes on with IPv4.
+ * many were bound, and their addresses as bound (with the port the kernel chose for port 0)
+ * " and "-separated in @line, of @len bytes (TOOL_HOSTS_LINE holds any); 0 after an error,
+ * said with @prog (what was bound is closed again). The IPv6 address of the default pair is
+ * left out on a host without IPv6: worker 0 says so, and the server goes on with IPv4.
  */
 static inline unsigned tool_bind_all(const struct tool_hosts *h, const struct tool_sock_ops *ops,
 				     const char *prog, void **socks, char *line, size_t len)
@@ -69,7 +72,7 @@ static inline unsigned tool_bind_all(const struct tool_hosts *h, const struct to
 	line[0] = '\0';
 	for (unsigned i = 0; i < h->n; i++) {
 		struct giong_addr a;
-		char text[GIONG_ADDR_STRLEN];
+		char text[TOOL_HOST_LEN]; /* GIONG_ADDR_STRLEN, or one of @h's */
 		size_t used = strlen(line);
 		int r = ops->bind(h->addr[i], h->pair && i == 1, &socks[n]);
 

@@ -87,7 +87,7 @@ static const struct tool_sock_ops udp_ops = {udp_bind, udp_local_addr, udp_close
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	char line[2 * GIONG_ADDR_STRLEN + 8];
+	char line[TOOL_HOSTS_LINE];
 	void *u[2];
 	unsigned n = tool_bind_all(&o->hosts, &udp_ops, "udp_echo", u, line, sizeof(line));
 
