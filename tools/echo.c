@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * echo - a TCP echo server on giong: one worker per core, each with its own
- * SO_REUSEPORT listener; a task per connection; Ctrl-C (or SIGTERM) stops
+ * SO_REUSEPORT listeners; a task per connection; Ctrl-C (or SIGTERM) stops
  * accepting at once and gives open connections the grace period.
  *
- *   echo [--port 7000] [--host 0.0.0.0] [--workers N] [--spin-us N] [--stats]
+ *   echo [--port 7000] [--host ADDR] [--workers N] [--spin-us N] [--stats]
+ *
+ * By default it listens on 127.0.0.1 and [::1] (IPv4 and IPv6 loopback; the
+ * IPv6 one left out on a host without IPv6); --host 0.0.0.0 (or ::) listens
+ * on every address of both families, any other --host on that one alone
+ * (tools/hosts.h).
  *
  * --stats prints each worker's counters (system calls, parks, completions,
  * fiber switches) when it stops: what bench/load/echo_bench.sh reads.
  *
- * Try it: `nc 127.0.0.1 7000`, type a line, see it back.
+ * Try it: `nc 127.0.0.1 7000` (or `nc ::1 7000`), type a line, see it back.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -20,9 +25,10 @@
 #include <giong/net.h>
 
 #include "args.h"
+#include "hosts.h"
 
 struct opts {
-	char addr[128];
+	struct tool_hosts hosts;
 	struct giong_config cfg;
 	atomic_bool failed; /* a worker could not listen */
 };
@@ -44,17 +50,52 @@ static intptr_t serve(void *arg)
 	return 0;
 }
 
-static void worker_main(unsigned worker, void *arg)
+/* Accept on listener @arg until shutdown, a task per connection; then close it. */
+static intptr_t accept_loop(void *arg)
 {
-	struct opts *o = arg;
-	struct giong_listener *l;
+	struct giong_listener *l = arg;
 	struct giong_stream *s;
 	int r;
 
-	r = giong_tcp_listen(o->addr, NULL, &l);
-	if (r) {
-		fprintf(stderr, "echo: worker %u: listen on %s: %s\n", worker, o->addr,
-			giong_strerror(r));
+	/* Other errors (EMFILE and friends) pass: the next accept tries again. */
+	while ((r = giong_tcp_accept(l, &s)) != GIONG_ESHUTDOWN && r != -ECANCELED) {
+		if (r == 0 && giong_spawn(serve, s, NULL))
+			giong_stream_close(s);
+	}
+	giong_listener_close(l);
+	return 0;
+}
+
+static int tcp_bind(const char *addr, bool v6only, void **ret)
+{
+	struct giong_listen_options lo = {.v6only = v6only};
+	struct giong_listener *l = NULL;
+	int r = giong_tcp_listen(addr, &lo, &l);
+
+	*ret = l;
+	return r;
+}
+
+static int tcp_local_addr(void *l, struct giong_addr *out)
+{
+	return giong_listener_addr(l, out);
+}
+
+static void tcp_close(void *l)
+{
+	giong_listener_close(l);
+}
+
+static const struct tool_sock_ops tcp_ops = {tcp_bind, tcp_local_addr, tcp_close};
+
+static void worker_main(unsigned worker, void *arg)
+{
+	struct opts *o = arg;
+	char line[TOOL_HOSTS_LINE];
+	void *l[2];
+	unsigned n = tool_bind_all(&o->hosts, &tcp_ops, "echo", l, line, sizeof(line));
+
+	if (!n) {
 		atomic_store(&o->failed, true);
 		giong_shutdown();
 		return;
@@ -62,18 +103,16 @@ static void worker_main(unsigned worker, void *arg)
 	if (worker == 0)
 		fprintf(stderr,
 			"echo: listening on %s with %d workers (ring tier %d); Ctrl-C stops\n",
-			o->addr, giong_worker_count(), giong_ring_tier());
-	while ((r = giong_tcp_accept(l, &s)) != GIONG_ESHUTDOWN) {
-		if (r == 0 && giong_spawn(serve, s, NULL))
-			giong_stream_close(s);
-	}
-	giong_listener_close(l);
+			line, giong_worker_count(), giong_ring_tier());
+	tool_serve_all_socks(l, n, accept_loop, &tcp_ops, "echo");
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n"
-			"            [--stats]\n");
+			"            [--stats]\n"
+			"Listens on 127.0.0.1 and [::1] unless --host names another address\n"
+			"(0.0.0.0 or :: for every one).\n");
 	exit(2);
 }
 
@@ -81,7 +120,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {0};
 	struct giong_runtime *rt;
-	const char *host = "0.0.0.0";
+	const char *host = NULL; /* 127.0.0.1 and [::1] */
 	int port = 7000, r;
 	bool stats = false;
 
@@ -107,7 +146,7 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	snprintf(o.addr, sizeof(o.addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+	tool_hosts(&o.hosts, host, port);
 	r = giong_runtime_new(&o.cfg, &rt);
 	if (r) {
 		fprintf(stderr, "echo: %s\n", giong_strerror(r));

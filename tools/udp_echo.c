@@ -6,11 +6,14 @@
  * SIGTERM) starts a graceful shutdown: each worker answers what is already
  * queued, then recv_from returns GIONG_ESHUTDOWN and the worker ends.
  *
- *   udp_echo [--port 7001] [--host 0.0.0.0] [--workers N] [--spin-us N]
+ *   udp_echo [--port 7001] [--host ADDR] [--workers N] [--spin-us N]
  *
- * Try it: `socat - UDP:127.0.0.1:7001`, type a line, see it back (each
- * line is one datagram). IPv6: `udp_echo --host ::` and
- * `socat - UDP6:[::1]:7001`.
+ * By default it binds 127.0.0.1 and [::1] (IPv4 and IPv6 loopback; the IPv6
+ * one left out on a host without IPv6); --host 0.0.0.0 (or ::) binds every
+ * address of both families, any other --host that one alone (tools/hosts.h).
+ *
+ * Try it: `socat - UDP:127.0.0.1:7001` or `socat - UDP6:[::1]:7001`, type a
+ * line, see it back (each line is one datagram).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -21,36 +24,24 @@
 #include <giong/net.h>
 
 #include "args.h"
+#include "hosts.h"
 
 struct opts {
-	char addr[128];
+	struct tool_hosts hosts;
 	struct giong_config cfg;
 	atomic_bool failed; /* a worker could not listen */
 };
 
-static void worker_main(unsigned worker, void *arg)
+/* Echo every datagram of UDP socket @arg until shutdown; then close it. */
+static intptr_t echo_loop(void *arg)
 {
-	struct opts *o = arg;
-	struct giong_udp_options uo = {.reuseport = true};
-	struct giong_udp *u;
+	struct giong_udp *u = arg;
+	unsigned worker = (unsigned)giong_worker_index();
 	struct giong_recvbuf *b;
 	struct giong_addr from;
 	ssize_t n;
 	int r;
 
-	r = giong_udp_bind(o->addr, &uo, &u);
-	if (r) {
-		fprintf(stderr, "udp_echo: worker %u: bind %s: %s\n", worker, o->addr,
-			giong_strerror(r));
-		atomic_store(&o->failed, true);
-		giong_shutdown();
-		return;
-	}
-	if (worker == 0)
-		fprintf(stderr,
-			"udp_echo: on %s with %d workers (ring tier %d, payloads up to %ld bytes); "
-			"Ctrl-C stops\n",
-			o->addr, giong_worker_count(), giong_ring_tier(), giong_udp_max_payload());
 	for (;;) {
 		n = giong_udp_recv_from(u, &b, &from, NULL);
 		if (n == GIONG_ESHUTDOWN || n == -ECANCELED)
@@ -68,11 +59,56 @@ static void worker_main(unsigned worker, void *arg)
 				giong_strerror(r));
 	}
 	giong_udp_close(u);
+	return 0;
+}
+
+static int udp_bind(const char *addr, bool v6only, void **ret)
+{
+	struct giong_udp_options uo = {.reuseport = true, .v6only = v6only};
+	struct giong_udp *u = NULL;
+	int r = giong_udp_bind(addr, &uo, &u);
+
+	*ret = u;
+	return r;
+}
+
+static int udp_local_addr(void *u, struct giong_addr *out)
+{
+	return giong_udp_local_addr(u, out);
+}
+
+static void udp_close(void *u)
+{
+	giong_udp_close(u);
+}
+
+static const struct tool_sock_ops udp_ops = {udp_bind, udp_local_addr, udp_close};
+
+static void worker_main(unsigned worker, void *arg)
+{
+	struct opts *o = arg;
+	char line[TOOL_HOSTS_LINE];
+	void *u[2];
+	unsigned n = tool_bind_all(&o->hosts, &udp_ops, "udp_echo", u, line, sizeof(line));
+
+	if (!n) {
+		atomic_store(&o->failed, true);
+		giong_shutdown();
+		return;
+	}
+	if (worker == 0)
+		fprintf(stderr,
+			"udp_echo: on %s with %d workers (ring tier %d, payloads up to %ld bytes); "
+			"Ctrl-C stops\n",
+			line, giong_worker_count(), giong_ring_tier(), giong_udp_max_payload());
+	tool_serve_all_socks(u, n, echo_loop, &udp_ops, "udp_echo");
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: udp_echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n");
+	fprintf(stderr, "usage: udp_echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n"
+			"Binds 127.0.0.1 and [::1] unless --host names another address\n"
+			"(0.0.0.0 or :: for every one).\n");
 	exit(2);
 }
 
@@ -80,7 +116,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {0};
 	struct giong_runtime *rt;
-	const char *host = "0.0.0.0";
+	const char *host = NULL; /* 127.0.0.1 and [::1] */
 	int port = 7001, r;
 
 	giong_config_init(&o.cfg);
@@ -101,7 +137,7 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	snprintf(o.addr, sizeof(o.addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+	tool_hosts(&o.hosts, host, port);
 	r = giong_runtime_new(&o.cfg, &rt);
 	if (r) {
 		fprintf(stderr, "udp_echo: %s\n", giong_strerror(r));

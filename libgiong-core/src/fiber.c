@@ -70,8 +70,9 @@ static void fiber_entry(void *arg)
 	 * leave for good. The stack is recycled by the scheduler once we are
 	 * off it. */
 	f->finished = true;
-	while (!giong__list_empty(&f->joiners._waiters))
-		giong__waiter_wake(w, first_waiter(&f->joiners._waiters, link), 0);
+	while (f->joiners._first)
+		giong__waiter_wake(
+			w, giong__container_of(f->joiners._first, struct giong__waiter, link), 0);
 	giong__list_remove(&w->all, &f->all_link);
 	/* The call up: the worker's last task ended (runtime.c decides whether
 	 * it was the last anywhere and wakes every worker then). */
@@ -193,9 +194,11 @@ int giong__park(struct giong__worker *w, struct giong__wait *wt)
 int giong__park_on_queue(struct giong__worker *w, struct giong__wait *wt, struct giong_waitq *q,
 			 unsigned flags)
 {
+	if (giong__waitq_take(q, w))
+		return -EXDEV;
 	wt->qw.q = q;
 	wt->qw.flags = flags;
-	giong__list_push_back(&q->_waiters, &wt->qw.link);
+	giong__waitq_push(q, &wt->qw.link);
 	if (flags & GIONG_WAIT_SHUTDOWN)
 		giong__list_push_front(&w->sd_waiters, &wt->qw.sd_link);
 	return giong__park(w, wt);
@@ -206,7 +209,7 @@ void giong__waiter_wake(struct giong__worker *w, struct giong__waiter *qw, int r
 	struct giong__wait *wt = giong__container_of(qw, struct giong__wait, qw);
 
 	if (qw->q) {
-		giong__list_remove(&qw->q->_waiters, &qw->link);
+		giong__waitq_remove(qw->q, &qw->link);
 		qw->q = NULL;
 		if (qw->flags & GIONG_WAIT_SHUTDOWN)
 			giong__list_remove(&w->sd_waiters, &qw->sd_link);

@@ -69,6 +69,71 @@ struct giong__fiber {
 	bool detached;
 };
 
+/*
+ * A wait queue's waiters (struct giong_waitq): a ring, circular and doubly
+ * linked through giong__waiter.link, from _first (the oldest; its prev is
+ * the newest), so that the public struct holds one pointer besides the tag.
+ * The tag, _worker, is the waiters' worker while the ring is not empty and
+ * NULL while it is. Only the tag's worker reads or writes the ring; the tag
+ * is the one field another thread may read (atomically), and it takes an
+ * empty queue by a compare-and-swap from NULL. The store of NULL when the
+ * last waiter leaves is a release, the swap that takes the queue next an
+ * acquire: the next worker sees the ring as the last one left it. A queue
+ * whose tag is another worker's is left alone: no lock, and no mixing.
+ */
+static inline struct giong__worker *giong__waitq_worker(const struct giong_waitq *q)
+{
+	return (struct giong__worker *)__atomic_load_n(&q->_worker, __ATOMIC_ACQUIRE);
+}
+
+/* Take @q for @w's tasks: 0 if it is @w's now, -EXDEV if another worker's
+ * tasks wait on it. */
+static inline int giong__waitq_take(struct giong_waitq *q, struct giong__worker *w)
+{
+	void *cur = __atomic_load_n(&q->_worker, __ATOMIC_ACQUIRE);
+
+	if (cur == w)
+		return 0;
+	if (cur)
+		return -EXDEV;
+	return __atomic_compare_exchange_n(&q->_worker, &cur, (void *)w, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_ACQUIRE)
+		       ? 0
+		       : -EXDEV; /* another worker took it first */
+}
+
+/* Link @n last on @q (taken by the caller's worker). */
+static inline void giong__waitq_push(struct giong_waitq *q, struct giong__list_node *n)
+{
+	struct giong__list_node *first = q->_first;
+
+	if (!first) {
+		n->next = n->prev = n;
+		q->_first = n;
+		return;
+	}
+	n->next = first;
+	n->prev = first->prev;
+	first->prev->next = n;
+	first->prev = n;
+}
+
+/* Unlink @n from @q; the last one out frees the queue (its tag to NULL). */
+static inline void giong__waitq_remove(struct giong_waitq *q, struct giong__list_node *n)
+{
+	if (n->next == n) {
+		q->_first = NULL;
+		n->next = n->prev = NULL;
+		__atomic_store_n(&q->_worker, NULL, __ATOMIC_RELEASE);
+		return;
+	}
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	if (q->_first == n)
+		q->_first = n->next;
+	n->next = n->prev = NULL;
+}
+
 /* Make a fiber for @fn(@arg) on @w and queue it; the worker must not be
  * draining (GIONG_ESHUTDOWN). *@ret (if non-NULL) is the fiber. */
 int giong__spawn(struct giong__worker *w, giong_task_fn fn, void *arg, bool detached,
@@ -82,7 +147,8 @@ void giong__fiber_cache_fini(struct giong__worker *w);
  * deadline timer. Returns wt->result. */
 int giong__park(struct giong__worker *w, struct giong__wait *wt);
 /* Link the current fiber on @q (and, with GIONG_WAIT_SHUTDOWN, on the
- * worker's shutdown list) and park; @wt from giong__wait_begin(). */
+ * worker's shutdown list) and park; @wt from giong__wait_begin(). -EXDEV at
+ * once, linked nowhere, if tasks of another worker wait on @q. */
 int giong__park_on_queue(struct giong__worker *w, struct giong__wait *wt, struct giong_waitq *q,
 			 unsigned flags);
 /* Make the task parked through @qw return @result from its wait. */

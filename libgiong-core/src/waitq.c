@@ -2,7 +2,13 @@
 /*
  * waitq.c - wait queues, the public face of the scheduler's parking on a
  * queue (fiber.c): checks of the arguments and of the calling thread, and
- * the refusal to wake another worker's task.
+ * the refusal to let a queue mix workers. A queue's waiters are all tasks of
+ * the worker its tag names (fiber.h); a wait or a wake from any other thread
+ * reads the tag alone and is refused. Waking tasks of several workers at
+ * once would need a lock on every queue - on every socket's receive path -
+ * and a message per waiter that outlives the wake (chan.c does this, for
+ * the one place that needs it): a channel or giong_spawn_on() reaches
+ * another worker instead.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,7 +25,8 @@ int giong_waitq_init(struct giong_waitq *q)
 
 bool giong_waitq_empty(const struct giong_waitq *q)
 {
-	return !q || giong__list_empty(&q->_waiters);
+	/* The tag alone: set while a task waits, and safe to read anywhere. */
+	return !q || !giong__waitq_worker(q);
 }
 
 int giong_waitq_wait(struct giong_waitq *q, unsigned flags)
@@ -40,17 +47,17 @@ int giong_waitq_wait(struct giong_waitq *q, unsigned flags)
 
 int giong_waitq_wake_one(struct giong_waitq *q, int result)
 {
-	struct giong__worker *w = giong__worker_current();
-	struct giong__waiter *qw;
+	struct giong__worker *w, *owner;
 
-	if (!q || giong__list_empty(&q->_waiters) || !w)
-		return 0;
-	qw = giong__container_of(q->_waiters.first, struct giong__waiter, link);
-	/* The task would be put on this worker's run queue and resumed on
-	 * the wrong thread, its own worker racing it: refuse. */
-	if (giong__container_of(qw, struct giong__wait, qw)->f->w != w)
-		return -EXDEV;
-	giong__waiter_wake(w, qw, result);
+	if (!q || !(owner = giong__waitq_worker(q)))
+		return 0; /* none waits */
+	w = giong__worker_current();
+	/* Another worker's task would be put on this worker's run queue and
+	 * resumed on the wrong thread, its own worker racing it; and the ring
+	 * is that worker's to touch: refuse, having read the tag only. */
+	if (owner != w)
+		return w ? -EXDEV : GIONG_ENOTWORKER;
+	giong__waiter_wake(w, giong__container_of(q->_first, struct giong__waiter, link), result);
 	return 1;
 }
 

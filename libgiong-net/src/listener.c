@@ -269,27 +269,43 @@ int giong_tcp_accept(struct giong_listener *l, struct giong_stream **ret)
 	return giong_listener_accept(l, ret);
 }
 
+/* The address is a copy made when @l was: nothing else could change it, but
+ * only the owner knows that @l is not being closed (and freed) meanwhile. */
 int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out)
 {
+	int r;
+
 	if (!l || !out)
 		return -EINVAL;
+	if ((r = giong__owner_check(l->owner)))
+		return r;
 	*out = l->addr;
 	return 0;
 }
 
 int giong_listener_pending(const struct giong_listener *l)
 {
-	return l ? (int)l->count : -EINVAL;
+	int r;
+
+	if (!l)
+		return -EINVAL;
+	/* The queue is the owner's: its count changes under any other thread. */
+	if ((r = giong__owner_check(l->owner)))
+		return r;
+	return (int)l->count;
 }
 
 int giong_listener_stop(struct giong_listener *l)
 {
 	int r;
 
-	if (!l || l->closing)
+	if (!l)
 		return -EINVAL;
+	/* First: not even l->closing is read off the owner worker. */
 	if ((r = giong__owner_check(l->owner)))
 		return r;
+	if (l->closing)
+		return -EINVAL;
 	if (l->stopped)
 		return 0;
 	l->stopped = true;

@@ -382,9 +382,16 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 	return giong__net_rxq_arm(&s->rxq);
 }
 
+/* Off the owner worker the descriptor is not handed out: the owner may close
+ * it at any time, and a number reused by then would name another file. The
+ * error ends giong_stream_fd()'s walk down the stack (it is not -ENOTSUP), and
+ * with it giong_stream_peer_addr() and giong_stream_local_addr(). */
 static int sock_fd(const struct giong_stream *st)
 {
-	return to_sock((struct giong_stream *)st)->rxq.fd;
+	const struct giong__sock *s = to_sock((struct giong_stream *)st);
+	int r = giong__owner_check(s->owner);
+
+	return r ? r : s->rxq.fd;
 }
 
 const struct giong_stream_ops giong__net_tcp_ops = {

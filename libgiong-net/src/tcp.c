@@ -53,7 +53,7 @@ int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong_stream **
 
 int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 {
-	int v = on;
+	int v = on, r;
 
 	if (!st)
 		return -EINVAL;
@@ -67,6 +67,8 @@ int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 			return -EINVAL;
 		if (!(s = giong__net_sock_of(st)))
 			continue;
+		if ((r = giong__owner_check(s->owner)))
+			return r; /* nothing read of the socket, nothing set */
 		if (st->ops != &giong__net_tcp_ops)
 			return -ENOTSUP; /* a Unix stream */
 		return setsockopt(s->rxq.fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;

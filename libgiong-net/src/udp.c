@@ -188,9 +188,12 @@ int giong_udp_bind(const char *addr, const struct giong_udp_options *opts, struc
 int giong_udp_connect(struct giong_udp *u, const char *addr)
 {
 	struct giong_addr a;
+	int r;
 
 	if (!u || !addr || giong_addr_parse(addr, &a))
 		return -EINVAL;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	/* UDP connect(2) only records the peer: no packet, no waiting. */
 	if (connect(u->fd, (const struct sockaddr *)&a.ss, a.len))
 		return -errno;
@@ -199,8 +202,12 @@ int giong_udp_connect(struct giong_udp *u, const char *addr)
 
 int giong_udp_local_addr(const struct giong_udp *u, struct giong_addr *out)
 {
+	int r;
+
 	if (!u || !out)
 		return -EINVAL;
+	if ((r = giong__owner_check(u->owner)))
+		return r;
 	memset(out, 0, sizeof(*out));
 	out->len = sizeof(out->ss);
 	if (getsockname(u->fd, (struct sockaddr *)&out->ss, &out->len))

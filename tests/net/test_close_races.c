@@ -8,8 +8,10 @@
  *  - a listener closed after an accept error (EMFILE) woke an acceptor that
  *    has not run yet: the acceptor returns -EBADF, the listener is freed
  *    after it;
- *  - streams, listeners and UDP sockets refuse calls from a plain thread
- *    (GIONG_ENOTWORKER) and from another worker (-EPERM) and stay usable;
+ *  - streams, listeners and UDP sockets refuse every call that touches them
+ *    (the questions too: descriptor, addresses, pending count; nodelay, UDP
+ *    connect) from a plain thread (GIONG_ENOTWORKER) and from another worker
+ *    (-EPERM), having done nothing, and each call still works on the owner;
  *  - lengths of 4 GiB and more are not cut to their low 32 bits;
  *  - giong_stream_write(s, NULL, 0), giong_udp_bind()'s *ret on failure,
  *    and the stale-socket probe of giong_unix_listen() on a live listener
@@ -299,21 +301,37 @@ static void test_listener_closed_under_woken_acceptor(void **state)
 
 /* ----------------------------------------- calls from the wrong thread */
 
-/* What a caller on the wrong thread got from each entry point. */
+/* What a caller on the wrong thread got from each entry point, and whether
+ * it was handed anything through an out-argument (it must not be). */
 struct wrong {
-	int s_close, s_recv, s_read, s_write, s_shut, s_onr;
-	int l_accept, l_close;
-	int u_recv, u_read, u_send, u_close;
+	int s_close, s_recv, s_read, s_write, s_writev, s_write_all, s_send, s_shut, s_onr;
+	int s_fd, s_peer, s_local, t_nodelay;
+	int l_accept, l_stop, l_close, l_addr, l_pending;
+	int u_recv, u_read, u_send_to, u_send, u_connect, u_local, u_close;
+	int sent_done; /* the refused send_start's callback ran (never) */
+	bool addr_out; /* an address helper wrote into the caller's struct */
+};
+
+/* What the same calls give on the owner afterwards: each one still works,
+ * and shows that the refused calls changed nothing. */
+struct own {
+	int nodelay_before, nodelay_ret, nodelay_after; /* TCP_NODELAY as made, set off, read */
+	int s_fd, s_peer, s_local, peer_family, local_family;
+	int l_addr, l_port, l_pending_before, l_pending_after, l_accept;
+	int u_send_before, u_local, u_port, u_connect, u_send_after;
 };
 
 struct ot {
 	struct giong_stream *a, *b;
+	struct giong_stream *tc, *ts; /* a TCP pair, for nodelay and addresses */
 	struct giong_listener *l;
 	struct giong_udp *u;
 	struct giong_addr uaddr;
+	char utext[GIONG_ADDR_STRLEN];
 	struct giong_chan *ch;
 	int setup, parked;
 	struct wrong thread, worker;
+	struct own own;
 	ssize_t parked_recv;
 	char parked_byte;
 	int close_b, close_l, close_u;
@@ -326,25 +344,60 @@ static void nop_readable(struct giong_stream *s, void *ctx)
 	(void)ctx;
 }
 
+static void count_done(struct giong_stream_send *req, ssize_t res)
+{
+	(void)res;
+	(*(int *)req->data)++;
+}
+
+/* An address no call may write: any byte changed shows. */
+static bool addr_untouched(const struct giong_addr *a)
+{
+	const unsigned char *p = (const unsigned char *)a;
+
+	for (size_t i = 0; i < sizeof(*a); i++)
+		if (p[i] != 0xa5)
+			return false;
+	return true;
+}
+
 /* Every entry point of @o's objects that touches them. */
 static void call_all(struct ot *o, struct wrong *r)
 {
+	struct giong_stream_send req = {.done = count_done, .data = &r->sent_done};
 	struct giong_recvbuf *rb = NULL;
 	struct giong_stream *s = NULL;
+	struct giong_addr a;
 	char c = 'x';
+	struct iovec iov = {&c, 1};
 
+	memset(&a, 0xa5, sizeof(a));
 	r->s_close = giong_stream_close(o->b);
 	r->s_recv = (int)giong_stream_recv(o->b, &rb);
 	r->s_read = (int)giong_stream_read(o->b, &c, 1);
 	r->s_write = (int)giong_stream_write(o->b, &c, 1);
+	r->s_writev = (int)giong_stream_writev(o->b, &iov, 1);
+	r->s_write_all = (int)giong_stream_write_all(o->b, &c, 1);
+	r->s_send = giong_stream_send_start(o->b, &req, &iov, 1);
 	r->s_shut = giong_stream_shutdown(o->b, SHUT_WR);
 	r->s_onr = giong_stream_on_readable(o->b, nop_readable, NULL);
+	r->s_fd = giong_stream_fd(o->b);
+	r->s_peer = giong_stream_peer_addr(o->tc, &a);
+	r->s_local = giong_stream_local_addr(o->tc, &a);
+	r->t_nodelay = giong_tcp_set_nodelay(o->tc, false);
 	r->l_accept = giong_listener_accept(o->l, &s);
+	r->l_stop = giong_listener_stop(o->l);
 	r->l_close = giong_listener_close(o->l);
+	r->l_addr = giong_listener_addr(o->l, &a);
+	r->l_pending = giong_listener_pending(o->l);
 	r->u_recv = (int)giong_udp_recv(o->u, &rb, NULL);
 	r->u_read = (int)giong_udp_read(o->u, &c, 1, NULL);
-	r->u_send = (int)giong_udp_send_to(o->u, &c, 1, &o->uaddr);
+	r->u_send_to = (int)giong_udp_send_to(o->u, &c, 1, &o->uaddr);
+	r->u_send = (int)giong_udp_send(o->u, &c, 1);
+	r->u_connect = giong_udp_connect(o->u, o->utext);
+	r->u_local = giong_udp_local_addr(o->u, &a);
 	r->u_close = giong_udp_close(o->u);
+	r->addr_out = !addr_untouched(&a);
 }
 
 static void check_all(const struct wrong *r, int want)
@@ -353,14 +406,104 @@ static void check_all(const struct wrong *r, int want)
 	assert_int_equal(r->s_recv, want);
 	assert_int_equal(r->s_read, want);
 	assert_int_equal(r->s_write, want);
+	assert_int_equal(r->s_writev, want);
+	assert_int_equal(r->s_write_all, want);
+	assert_int_equal(r->s_send, want);
 	assert_int_equal(r->s_shut, want);
 	assert_int_equal(r->s_onr, want);
+	assert_int_equal(r->s_fd, want);
+	assert_int_equal(r->s_peer, want);
+	assert_int_equal(r->s_local, want);
+	assert_int_equal(r->t_nodelay, want);
 	assert_int_equal(r->l_accept, want);
+	assert_int_equal(r->l_stop, want);
 	assert_int_equal(r->l_close, want);
+	assert_int_equal(r->l_addr, want);
+	assert_int_equal(r->l_pending, want);
 	assert_int_equal(r->u_recv, want);
 	assert_int_equal(r->u_read, want);
+	assert_int_equal(r->u_send_to, want);
 	assert_int_equal(r->u_send, want);
+	assert_int_equal(r->u_connect, want);
+	assert_int_equal(r->u_local, want);
 	assert_int_equal(r->u_close, want);
+	assert_int_equal(r->sent_done, 0);
+	assert_false(r->addr_out);
+}
+
+static int nodelay_of(struct giong_stream *s)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(giong_stream_fd(s), IPPROTO_TCP, TCP_NODELAY, &v, &len))
+		return -errno;
+	return v;
+}
+
+/* On the owner, after the refused calls: each works, and nothing changed. */
+static void owner_calls(struct ot *o)
+{
+	struct own *w = &o->own;
+	struct giong_stream *s = NULL;
+	struct giong_addr a;
+	uint64_t end;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	/* As made (connect sets it), not as the foreign call asked. */
+	w->nodelay_before = nodelay_of(o->tc);
+	w->nodelay_ret = giong_tcp_set_nodelay(o->tc, false);
+	w->nodelay_after = nodelay_of(o->tc);
+	w->s_fd = giong_stream_fd(o->b);
+	w->s_peer = giong_stream_peer_addr(o->tc, &a);
+	w->peer_family = a.ss.ss_family;
+	w->s_local = giong_stream_local_addr(o->tc, &a);
+	w->local_family = a.ss.ss_family;
+	w->l_addr = giong_listener_addr(o->l, &a);
+	w->l_port = giong_addr_port(&a);
+	/* Not stopped: a connection comes in, is counted, and is accepted. */
+	w->l_pending_before = giong_listener_pending(o->l);
+	fd = nt_plain_connect(w->l_port, 0);
+	end = giong_now_ms() + GUARD_MS;
+	while (giong_listener_pending(o->l) == 0 && giong_now_ms() < end)
+		giong_yield();
+	w->l_pending_after = giong_listener_pending(o->l);
+	w->l_accept = giong_listener_accept(o->l, &s);
+	if (!w->l_accept)
+		giong_stream_close(s);
+	if (fd >= 0)
+		close(fd);
+	/* Not connected by the refused connect: a plain send has no peer. */
+	w->u_send_before = (int)giong_udp_send(o->u, "x", 1);
+	w->u_local = giong_udp_local_addr(o->u, &a);
+	w->u_port = giong_addr_port(&a);
+	w->u_connect = giong_udp_connect(o->u, o->utext); /* to itself */
+	w->u_send_after = (int)giong_udp_send(o->u, "x", 1);
+}
+
+static void check_own(const struct ot *o)
+{
+	const struct own *w = &o->own;
+
+	assert_int_equal(w->nodelay_before, 1);
+	assert_int_equal(w->nodelay_ret, 0);
+	assert_int_equal(w->nodelay_after, 0);
+	assert_true(w->s_fd >= 0);
+	assert_int_equal(w->s_peer, 0);
+	assert_int_equal(w->peer_family, AF_INET);
+	assert_int_equal(w->s_local, 0);
+	assert_int_equal(w->local_family, AF_INET);
+	assert_int_equal(w->l_addr, 0);
+	assert_true(w->l_port > 0);
+	assert_int_equal(w->l_pending_before, 0);
+	assert_int_equal(w->l_pending_after, 1);
+	assert_int_equal(w->l_accept, 0);
+	assert_int_equal(w->u_send_before, -EDESTADDRREQ);
+	assert_int_equal(w->u_local, 0);
+	assert_int_equal(w->u_port, giong_addr_port(&o->uaddr));
+	assert_int_equal(w->u_connect, 0);
+	assert_int_equal(w->u_send_after, 1);
 }
 
 static void *plain_thread(void *arg)
@@ -409,7 +552,8 @@ static void wrong_thread_main(unsigned w, void *arg)
 	if ((o->setup = giong_tcp_listen("127.0.0.1:0", NULL, &o->l)) ||
 	    (o->setup = giong_udp_bind("127.0.0.1:0", NULL, &o->u)) ||
 	    (o->setup = giong_udp_local_addr(o->u, &o->uaddr)) ||
-	    (o->setup = giong_chan_new(1, &o->ch)) ||
+	    (o->setup = giong_addr_format(&o->uaddr, o->utext, sizeof(o->utext))) < 0 ||
+	    (o->setup = nt_tcp_pair(&o->tc, &o->ts)) || (o->setup = giong_chan_new(1, &o->ch)) ||
 	    (o->setup = giong_spawn(parked_reader, o, &t)))
 		return;
 	end = giong_now_ms() + GUARD_MS;
@@ -425,9 +569,13 @@ static void wrong_thread_main(unsigned w, void *arg)
 	if (giong_spawn_on(1, other_worker, o) == 0)
 		giong_chan_recv(o->ch, &m);
 
-	/* All still usable: the parked reader gets its byte, closes work. */
+	/* All still usable: the parked reader gets its byte, the rest each
+	 * answer, closes work. */
 	giong_stream_write_all(o->a, "z", 1);
 	giong_join(t, NULL);
+	owner_calls(o);
+	giong_stream_close(o->tc);
+	giong_stream_close(o->ts);
 	o->close_b = giong_stream_close(o->b);
 	o->close_l = giong_listener_close(o->l);
 	o->close_u = giong_udp_close(o->u);
@@ -449,6 +597,7 @@ static void test_wrong_thread_refused(void **state)
 	assert_true(o.parked);
 	check_all(&o.thread, GIONG_ENOTWORKER);
 	check_all(&o.worker, -EPERM);
+	check_own(&o);
 	assert_int_equal(o.parked_recv, 1);
 	assert_int_equal(o.parked_byte, 'z');
 	assert_int_equal(o.close_b, 0);

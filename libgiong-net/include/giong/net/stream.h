@@ -27,9 +27,12 @@
  *
  * Ownership: a stream is owned by whoever created or accepted it and freed
  * by giong_stream_close(). It belongs to the worker it was made on: for
- * socket streams (TCP, Unix), recv, read, write, writev, write_all,
- * shutdown, close and on_readable called on any other thread touch nothing
- * and return GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
+ * socket streams (TCP, Unix), every call that touches the socket - recv,
+ * read, write, writev, write_all, send_start, shutdown, close, on_readable,
+ * and the questions about the connection (fd, peer_addr, local_addr,
+ * giong_tcp_set_nodelay()) - called on any other thread touches nothing
+ * and returns GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
+ * Only giong_stream_kind() reads nothing but the stream's constant table.
  *
  * Stacking: a stream may be built over another one, its @lower (TLS over a
  * TCP stream; a stack may be deeper). The contract:
@@ -245,7 +248,9 @@ GIONG_API int giong_stream_on_readable(struct giong_stream *s, giong_stream_read
  * giong_stream_fd() - the socket descriptor beneath @s: its own, or that of
  * the first stream down the stack that has one. Borrowed: do not close it.
  * Returns the descriptor, -EINVAL (NULL @s, or a stream in the stack with no
- * table), -ENOTSUP (no stream in the stack has one), -ELOOP.
+ * table), -ENOTSUP (no stream in the stack has one), -ELOOP, GIONG_ENOTWORKER
+ * (not on a worker) / -EPERM (on another worker than the socket's: its owner
+ * may close the descriptor at any time). Does not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_fd(const struct giong_stream *s);
 
@@ -253,8 +258,10 @@ GIONG_API int giong_stream_fd(const struct giong_stream *s);
  * giong_stream_peer_addr() / giong_stream_local_addr() - the peer's and the
  * local address of the socket beneath @s (giong_stream_fd(), so through TLS
  * too) into @out (caller storage). Return 0, -EINVAL (NULL @s or @out),
- * -ENOTSUP (no socket beneath), -ELOOP, or -errno of getpeername(2) /
- * getsockname(2) (-ENOTCONN once the peer reset the connection, say).
+ * -ENOTSUP (no socket beneath), -ELOOP, GIONG_ENOTWORKER / -EPERM (off the
+ * socket's worker, as giong_stream_fd(): *@out untouched), or -errno of
+ * getpeername(2) / getsockname(2) (-ENOTCONN once the peer reset the
+ * connection, say). Do not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_peer_addr(const struct giong_stream *s, struct giong_addr *out);
 GIONG_API int giong_stream_local_addr(const struct giong_stream *s, struct giong_addr *out);

@@ -80,7 +80,9 @@ GIONG_API int giong_listener_accept(struct giong_listener *l, struct giong_strea
 GIONG_API int giong_tcp_accept(struct giong_listener *l, struct giong_stream **ret);
 
 /* giong_listener_addr() - the bound address (with the port the kernel chose
- * for port 0). Returns 0 or -EINVAL. */
+ * for port 0). Returns 0, -EINVAL, or GIONG_ENOTWORKER (not on a worker) /
+ * -EPERM (on another worker than @l's): then *@out is untouched. Does not
+ * suspend. Owner worker only. */
 GIONG_API int giong_listener_addr(const struct giong_listener *l, struct giong_addr *out);
 
 /*
@@ -103,7 +105,9 @@ GIONG_API int giong_listener_addr(const struct giong_listener *l, struct giong_a
  */
 GIONG_API int giong_listener_stop(struct giong_listener *l);
 
-/* giong_listener_pending() - connections accepted and waiting, or -EINVAL. */
+/* giong_listener_pending() - connections accepted and waiting, or -EINVAL,
+ * GIONG_ENOTWORKER (not on a worker) / -EPERM (on another worker than
+ * @l's). Does not suspend. Owner worker only. */
 GIONG_API int giong_listener_pending(const struct giong_listener *l);
 
 /*
@@ -141,7 +145,9 @@ GIONG_API int giong_tcp_connect_addr(const struct giong_addr *addr, struct giong
  * @s: @s itself, or the first socket stream down its stack (TLS over TCP,
  * see Stacking in stream.h). Returns 0, -EINVAL (NULL @s, or a stream in the
  * stack with no table), -ENOTSUP (the socket beneath is not TCP, or there is
- * none), -ELOOP, or -errno of setsockopt(2).
+ * none), -ELOOP, GIONG_ENOTWORKER (not on a worker) / -EPERM (on another
+ * worker than the socket's: nothing set), or -errno of setsockopt(2). Does
+ * not suspend. Owner worker only.
  */
 GIONG_API int giong_tcp_set_nodelay(struct giong_stream *s, bool on);
 

@@ -44,15 +44,18 @@ struct giong_udp_options {
  * giong_udp_bind() - a UDP socket bound to @addr ("host:port"; port 0 picks
  * one). @opts may be NULL. Returns 0 and an owned socket in *@ret (free with
  * giong_udp_close()), or -errno (-EINVAL, -EADDRINUSE, GIONG_ENOTWORKER)
- * with *@ret NULL. The socket belongs to the calling worker: its receive,
- * read, send and close functions called on any other thread touch nothing
- * and return GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
+ * with *@ret NULL. The socket belongs to the calling worker: every function
+ * that takes it (receive, read, send, connect, local_addr, close) called on
+ * any other thread touches nothing and returns GIONG_ENOTWORKER (not a
+ * worker) or -EPERM (another worker).
  */
 GIONG_API int giong_udp_bind(const char *addr, const struct giong_udp_options *opts,
 			     struct giong_udp **ret);
 
 /* giong_udp_connect() - fix the peer (connect(2)): send() and recv() then
- * talk to it only. Returns 0 or -errno. */
+ * talk to it only. Returns 0 or -errno: -EINVAL (NULL, or @addr not numeric
+ * "host:port"), connect(2)'s, GIONG_ENOTWORKER / -EPERM (not this socket's
+ * worker: nothing done). Does not suspend. Owner worker only. */
 GIONG_API int giong_udp_connect(struct giong_udp *u, const char *addr);
 
 /*
@@ -98,7 +101,9 @@ GIONG_API ssize_t giong_udp_send_to(struct giong_udp *u, const void *buf, size_t
  * socket's worker). May suspend. Owner worker only. */
 GIONG_API ssize_t giong_udp_send(struct giong_udp *u, const void *buf, size_t len);
 
-/* giong_udp_local_addr() - the bound address. Returns 0 or -errno. */
+/* giong_udp_local_addr() - the bound address. Returns 0 or -errno: -EINVAL,
+ * getsockname(2)'s, GIONG_ENOTWORKER / -EPERM (not this socket's worker:
+ * *@out untouched). Does not suspend. Owner worker only. */
 GIONG_API int giong_udp_local_addr(const struct giong_udp *u, struct giong_addr *out);
 
 /* giong_udp_max_payload() - the largest payload a pool buffer of the calling
