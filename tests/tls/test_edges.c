@@ -92,6 +92,13 @@ static int setup(void **state)
 		 "openssl pkey -in '%s' -aes128 -passout pass:secret -out '%s' 2>/dev/null",
 		 tt_path("server.key"), tmp_path("encrypted.key"));
 	assert_int_equal(system(cmd), 0);
+	snprintf(
+		cmd, sizeof(cmd),
+		"openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout '%s' "
+		"-out '%s' -subj /CN=localhost -addext subjectAltName=DNS:localhost -days 30 "
+		"2>/dev/null",
+		tmp_path("self.key"), tmp_path("self.pem"));
+	assert_int_equal(system(cmd), 0);
 	return 0;
 }
 
@@ -929,6 +936,10 @@ static void corrupt_main(unsigned worker, void *arg)
 	r = giong_stream_read(s, buf, sizeof(buf));
 	gt_check_true(r <= GIONG_ETLS && r > -4095);
 	gt_check_true(*giong_tls_last_error(s) != '\0');
+	/* After it the connection writes nothing more: an error, then -EPIPE. */
+	r = giong_stream_write(s, "x", 1);
+	gt_check_true(r < 0);
+	gt_check_int_equal(giong_stream_write(s, "x", 1), -EPIPE);
 	/* The peer is told (bad_record_mac) and never reads a clean end. */
 	r = giong_stream_read(k, buf, sizeof(buf));
 	gt_check_true(r < 0);
@@ -976,6 +987,89 @@ static void test_handshake_lower_fails(void **state)
 	(void)state;
 	gt_run(&cfg, handshake_lower_fails_main, NULL, NULL);
 	gt_assert_fds(fds);
+}
+
+/* A client that answers nothing but close_notify (a warning alert, in
+ * plaintext as the first record): no handshake, and the lower stream is the
+ * caller's again. */
+static void close_notify_hs_main(unsigned worker, void *arg)
+{
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_stream *a, *b, *s = (struct giong_stream *)1;
+	int r;
+
+	(void)worker;
+	(void)arg;
+	if (!gt_check_int_equal(giong_unix_pair(&a, &b), 0))
+		goto out;
+	gt_check_int_equal(giong_stream_write_all(b, "\x15\x03\x03\x00\x02\x01\x00", 7), 7);
+	r = giong_tls_accept(a, srv, &s);
+	gt_check_true(r <= GIONG_ETLS && r > -4095);
+	gt_check_null(s);
+	gt_check_string_not_equal(giong_tls_last_error(NULL), "");
+	gt_check_int_equal(giong_stream_write(a, "x", 1), 1);
+	giong_stream_close(a);
+	giong_stream_close(b);
+out:
+	giong_tls_config_free(srv);
+}
+
+static void test_close_notify_in_handshake(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&cfg, close_notify_hs_main, NULL, NULL);
+	gt_assert_fds(fds);
+}
+
+static void test_self_signed(void **state)
+{
+	/* A server certificate that signed itself: refused, and the reason told. */
+	struct edge_case c = {.name = "localhost", .want = GIONG_ETLS_CERT, .want_resumed = -1};
+
+	(void)state;
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c.srv), 0);
+	assert_int_equal(
+		giong_tls_config_add_cert_file(c.srv, tmp_path("self.pem"), tmp_path("self.key")),
+		0);
+	c.cli = tt_client(NULL);
+	run_edge(&c);
+}
+
+static void long_name_main(unsigned worker, void *arg)
+{
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_tls_config *cli = tt_client(NULL);
+	struct giong_stream *s, *k;
+	char name[301];
+	int r;
+
+	(void)worker;
+	(void)arg;
+	/* 300 bytes: no DNS name is that long (253 at most). */
+	memset(name, 'a', 300);
+	name[300] = '\0';
+	for (int i = 60; i < 300; i += 61)
+		name[i] = '.';
+	r = tt_pair(srv, cli, name, &s, &k, NULL);
+	if (!strcmp(tt_backend()->name, "openssl"))
+		gt_check_int_equal(r, GIONG_ETLS_CONFIG); /* refused before a byte is sent */
+	else
+		gt_check_int_equal(
+			r, GIONG_ETLS_CERT); /* sent, and the certificate does not name it */
+	gt_check_null(k);
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_name_too_long(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	gt_run(&cfg, long_name_main, NULL, NULL);
 }
 
 /* --- bad arguments on a live stream -------------------------------------------------------- */
@@ -1037,6 +1131,9 @@ int main(void)
 		cmocka_unit_test(test_corrupt_record),
 		cmocka_unit_test(test_handshake_lower_fails),
 		cmocka_unit_test(test_bad_stream_arguments),
+		cmocka_unit_test(test_close_notify_in_handshake),
+		cmocka_unit_test(test_self_signed),
+		cmocka_unit_test(test_name_too_long),
 	};
 
 	gt_require_uring();
