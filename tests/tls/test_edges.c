@@ -1072,6 +1072,85 @@ static void test_name_too_long(void **state)
 	gt_run(&cfg, long_name_main, NULL, NULL);
 }
 
+/* --- writes of many pieces, through the ops with GIONG_WRITE_ALL ----------------------------- */
+
+struct drain {
+	struct giong_stream *s;
+	size_t len, got;
+	int err;
+};
+
+static intptr_t drain_task(void *arg)
+{
+	struct drain *d = arg;
+	unsigned char buf[8192];
+
+	while (d->got < d->len) {
+		ssize_t r = giong_stream_read(d->s, buf, sizeof(buf));
+
+		if (r <= 0 || !tt_pattern_ok(buf, (size_t)r, d->got)) {
+			d->err = r <= 0 ? (int)r : -EBADMSG;
+			break;
+		}
+		d->got += (size_t)r;
+	}
+	return 0;
+}
+
+/* @n pieces of @each bytes of one pattern, in one writev that must send all:
+ * more than one batch of records, every byte in order. */
+static void pieces(struct giong_stream *s, struct giong_stream *k, int n, size_t each)
+{
+	unsigned char *buf = malloc((size_t)n * each);
+	struct iovec *iov = calloc((size_t)n, sizeof(*iov));
+	struct drain d = {.s = k, .len = (size_t)n * each};
+	struct giong_task *t;
+
+	tt_pattern(buf, d.len, 0);
+	for (int i = 0; i < n; i++)
+		iov[i] = (struct iovec){buf + (size_t)i * each, each};
+	giong_spawn(drain_task, &d, &t);
+	gt_check_int_equal(s->ops->writev(s, iov, n, GIONG_WRITE_ALL), (ssize_t)d.len);
+	giong_join(t, NULL);
+	gt_check_int_equal(d.err, 0);
+	gt_check_int_equal(d.got, d.len);
+	free(iov);
+	free(buf);
+}
+
+static void pieces_main(unsigned worker, void *arg)
+{
+	struct giong_tls_config *srv = tt_server("server", NULL);
+	struct giong_tls_config *cli = tt_client(NULL);
+	struct giong_stream *s, *k;
+	struct iovec huge[2] = {{"a", SIZE_MAX}, {"b", 2}};
+
+	(void)worker;
+	(void)arg;
+	if (!gt_check_int_equal(tt_pair(srv, cli, "localhost", &s, &k, NULL), 0))
+		goto out;
+	pieces(s, k, 2, 40000); /* the second batch starts inside the second piece */
+	pieces(s, k, 50, 1999); /* small pieces gathered, a batch ends inside a gather */
+	pieces(s, k, 3, 30000);
+	/* What the generic calls check first, the ops check too. */
+	gt_check_int_equal(s->ops->writev(s, huge, 2, 0), -EINVAL); /* the sum overflows */
+	gt_check_int_equal(s->ops->writev(s, huge, 0, 0), -EINVAL);
+	gt_check_int_equal(talk(s, k), 0);
+	giong_stream_close(s);
+	giong_stream_close(k);
+out:
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_writev_pieces(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	gt_run(&cfg, pieces_main, NULL, NULL);
+}
+
 /* --- bad arguments on a live stream -------------------------------------------------------- */
 
 static void args_main(unsigned worker, void *arg)
@@ -1134,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_close_notify_in_handshake),
 		cmocka_unit_test(test_self_signed),
 		cmocka_unit_test(test_name_too_long),
+		cmocka_unit_test(test_writev_pieces),
 	};
 
 	gt_require_uring();
