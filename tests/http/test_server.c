@@ -5,7 +5,8 @@
  *  - a GET answered with Date and Content-Length, keep-alive kept;
  *  - 16 pipelined requests in one write, answered in order;
  *  - 404 and 405 (with Allow), the connection kept;
- *  - a route's own body limit, above and below the server's.
+ *  - a route's own body limit, above and below the server's;
+ *  - a handler's misuses of the response refused, and the answer still whole.
  */
 #include "http_test.h"
 
@@ -139,11 +140,105 @@ static void test_route_body_limits(void **state)
 	assert_int_equal(h.stats.body_too_large, 2);
 }
 
+/* --- a handler's misuses of the response ------------------------------------------------ */
+
+/* Each call refused with what it should be, and the response not harmed:
+ * the handler still answers 200 "ok" (or 204) after them. */
+static int misuse(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	static char big[40000];
+	size_t pl;
+	const char *path = giong_http_request_path(req, &pl);
+	int r = 0;
+
+	(void)ctx;
+	memset(big, 'v', sizeof(big) - 1);
+	gt_check_int_equal(giong_http_response_status(NULL, 200), -EINVAL);
+	gt_check_int_equal(giong_http_response_status(res, 199), -EINVAL);
+	gt_check_int_equal(giong_http_response_status(res, 600), -EINVAL);
+	gt_check_int_equal(giong_http_response_close(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_response_header(res, NULL, "v"), -EINVAL);
+	gt_check_int_equal(giong_http_response_header(res, "Bad Name", "v"), -EINVAL);
+	gt_check_int_equal(giong_http_response_header(res, "X-Ctl", "a\001b"), -EINVAL);
+	gt_check_int_equal(giong_http_response_send(NULL, NULL, 0), -EINVAL);
+	gt_check_int_equal(giong_http_response_send(res, NULL, 3), -EINVAL);
+	gt_check_int_equal(giong_http_response_write(NULL, NULL, 0), -EINVAL);
+	gt_check_int_equal(giong_http_response_write(res, NULL, 3), -EINVAL);
+	gt_check_int_equal(giong_http_response_end(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_response_sendfile(res, -1, 0, 1), -EINVAL);
+	gt_check_int_equal(giong_http_response_sendfile(res, 0, -1, 1), -EINVAL);
+	gt_check_false(giong_http_response_started(NULL));
+	if (pl == 10 && !memcmp(path, "/nocontent", 10)) {
+		gt_check_int_equal(giong_http_response_status(res, 204), 0);
+		/* 204 has no body: neither a sized one nor a stream. */
+		gt_check_int_equal(giong_http_response_send(res, "x", 1), -EINVAL);
+		gt_check_int_equal(giong_http_response_write(res, "x", 1), -EINVAL);
+		gt_check_int_equal(giong_http_response_end(res), -EINVAL);
+		r = giong_http_response_send(res, NULL, 0);
+		gt_check_int_equal(r, 0);
+		gt_check_int_equal(giong_http_response_end(res), -EALREADY);
+		return r;
+	}
+	/* The head has room for 64 KiB, no more. */
+	gt_check_int_equal(giong_http_response_header(res, "X-A", big), 0);
+	gt_check_int_equal(giong_http_response_header(res, "X-B", big), -E2BIG);
+	gt_check_int_equal(giong_http_response_status(res, 201), -EALREADY); /* head begun */
+	r = giong_http_response_send(res, "ok", 2);
+	gt_check_int_equal(giong_http_response_send(res, "ok", 2), -EALREADY);
+	gt_check_int_equal(giong_http_response_write(res, "ok", 2), -EALREADY);
+	gt_check_int_equal(giong_http_response_end(res), -EALREADY);
+	gt_check_int_equal(giong_http_response_header(res, "X-Late", "l"), -EALREADY);
+	return r;
+}
+
+static void misuse_client(struct ht *h)
+{
+	struct ht_conn c;
+	struct ht_resp r;
+	char v[16], *end;
+
+	if (!ht_open(h, &c))
+		return;
+	/* A 40 KB head: more than struct ht_resp holds, read here. */
+	gt_check_int_equal(ht_send_str(c.fd, "GET /misuse HTTP/1.1\r\nHost: t\r\n\r\n"), 0);
+	while (!(end = c.len ? memmem(c.buf, c.len, "\r\n\r\nok", 6) : NULL))
+		if (!gt_check_int_equal(ht_fill(&c), 1))
+			break;
+	if (end) {
+		*end = '\0';
+		gt_check_true(!strncmp(c.buf, "HTTP/1.1 200 ", 13));
+		gt_check_non_null(strstr(c.buf, "\r\nX-A: vvvv"));
+		gt_check_null(strstr(c.buf, "\r\nX-B:"));
+		gt_check_non_null(strstr(c.buf, "\r\nContent-Length: 2"));
+		ht_drop(&c, (size_t)(end - c.buf) + 6);
+	}
+	gt_check_int_equal(ht_request(&c, "GET /nocontent HTTP/1.1\r\nHost: t\r\n\r\n", &r, false),
+			   0);
+	gt_check_int_equal(r.status, 204);
+	gt_check_false(ht_header(&r, "Content-Length", v, sizeof(v)));
+	ht_resp_free(&r);
+	gt_check_true(ht_expect(&c, "GET /nocontent HTTP/1.1\r\nHost: t\r\n\r\n", 204, NULL));
+	ht_conn_close(&c);
+}
+
+static void test_response_misuse(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	ht_init(&h);
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/misuse", misuse, NULL), 0);
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/nocontent", misuse, NULL), 0);
+	ht_run(&h, misuse_client);
+	assert_int_equal(h.stats.requests, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_smoke),
 		cmocka_unit_test(test_route_body_limits),
+		cmocka_unit_test(test_response_misuse),
 	};
 
 	gt_require_uring();
