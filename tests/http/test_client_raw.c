@@ -1332,12 +1332,96 @@ static void test_connect_timeout_connector(void **state)
 	run(&t);
 }
 
+/* --- a pipeline at its limits ----------------------------------------------------------------- */
+
+/* As serve_echo_head(), for pipelined requests (heads only): each head in
+ * what arrived is answered in turn, the rest kept for the next read. */
+static void serve_echo_pipe(struct rs *rs, int fd, int i)
+{
+	static char buf[1 << 20];
+	char reply[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	(void)rs;
+	(void)i;
+	while ((n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0)) > 0) {
+		char *p = buf, *end;
+
+		len += (size_t)n;
+		buf[len] = '\0';
+		while ((end = strstr(p, "\r\n\r\n"))) {
+			int hl = (int)(end + 4 - p);
+
+			snprintf(reply, sizeof(reply),
+				 "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%.*s", hl, hl, p);
+			rs_send(fd, reply);
+			p = end + 4;
+		}
+		len -= (size_t)(p - buf);
+		memmove(buf, p, len);
+	}
+}
+
+static void pipe_limits_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_pipeline *pl, *out = (struct giong_http_pipeline *)1;
+	struct giong_http_exchange *ex, *extra;
+	const void *data;
+	char url[96], want[64];
+	int n = (int)GIONG_HTTP_PIPELINE_MAX;
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, NULL), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_begin(NULL, 0, &out), -EINVAL);
+	gt_check_null(out);
+	gt_check_int_equal(giong_http_pipeline_next(NULL, &ex), -EINVAL);
+	gt_check_null(ex);
+	gt_check_int_equal(giong_http_pipeline_send(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	gt_check_int_equal(giong_http_pipeline_send(pl), -ENOENT); /* nothing in it */
+	/* As many as a pipeline holds, and not one more. */
+	pipe_fill(cli, pl, url, n, 0);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", url, &extra), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, extra, NULL, 0), -E2BIG);
+	gt_check_int_equal(giong_http_pipeline_send(pl), 0);
+	/* Sent: closed to more, and sent once. */
+	gt_check_int_equal(giong_http_pipeline_add(pl, extra, NULL, 0), -EALREADY);
+	gt_check_int_equal(giong_http_pipeline_send(pl), -EALREADY);
+	giong_http_exchange_end(extra);
+	snprintf(want, sizeof(want), "GET /p HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n", t->rs.port);
+	for (int i = 0; i < n; i++) {
+		ssize_t len;
+
+		if (!gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200)) {
+			giong_http_exchange_end(ex);
+			break;
+		}
+		len = giong_http_exchange_body(ex, &data);
+		gt_check_true(len > (ssize_t)strlen(want) &&
+			      !memcmp(data, want, strlen(want))); /* each its own answer */
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	}
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 0);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1); /* all read: pooled */
+	gt_check_int_equal(stats(cli).connects, 1);
+}
+
+static void test_pipeline_limits(void **state)
+{
+	struct run t = {.scenario = pipe_limits_scenario, .serve = serve_echo_pipe};
+
+	(void)state;
+	run(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_exchange_calls),
 		cmocka_unit_test(test_client_runtimes),
+		cmocka_unit_test(test_pipeline_limits),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_deadlines),
