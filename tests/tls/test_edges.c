@@ -86,7 +86,8 @@ static int setup(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (1 << 20) + 1), 0);
 	close(fd);
-	assert_int_equal(mkdir(tmp_path("empty-dir"), 0700), 0);
+	assert_int_equal(mkdir(tmp_path("junk-dir"), 0700), 0);
+	put_file("junk-dir/junk.pem", junk, sizeof(junk) - 1);
 	/* The server's key under a passphrase nobody gives. */
 	snprintf(cmd, sizeof(cmd),
 		 "openssl pkey -in '%s' -aes128 -passout pass:secret -out '%s' 2>/dev/null",
@@ -400,6 +401,71 @@ static void test_no_name_no_verify(void **state)
 	(void)state;
 	assert_int_equal(giong_tls_config_new(tt_backend(), &c.cli), 0);
 	assert_int_equal(giong_tls_config_verify(c.cli, GIONG_TLS_VERIFY_NONE), 0);
+	run_edge(&c);
+}
+
+static void test_ca_dir_without_ca(void **state)
+{
+	/* A CA directory with no CA in it: refused by the check (wolfSSL reads
+	 * it whole), or loaded lazily and then trusting nothing (OpenSSL). Never
+	 * a handshake that succeeds. */
+	struct edge_case c = {.name = "localhost", .want = GIONG_ETLS_CERT, .want_resumed = -1};
+	char err[160];
+	int r;
+
+	(void)state;
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c.cli), 0);
+	assert_int_equal(giong_tls_config_ca_dir(c.cli, tmp_path("junk-dir")), 0);
+	r = check_of(c.cli, err, sizeof(err));
+	if (r) {
+		assert_int_equal(r, GIONG_ETLS_CONFIG);
+		assert_true(err[0] != '\0');
+		giong_tls_config_free(c.cli);
+		return;
+	}
+	c.srv = tt_server("server", NULL);
+	run_edge(&c);
+}
+
+static void test_alpn_with_comma(void **state)
+{
+	/* ALPN names are bytes; wolfSSL takes them as one comma-separated list,
+	 * so it cannot take "a,b": the check says so rather than offer "a" and
+	 * "b". OpenSSL speaks it as it is. */
+	static const char *const odd[] = {"a,b", NULL};
+	struct edge_case c = {.name = "localhost", .want_resumed = -1, .alpn = "a,b"};
+	char err[160];
+
+	(void)state;
+	c.srv = tt_server("server", odd);
+	c.cli = tt_client(odd);
+	if (!strcmp(tt_backend()->name, "wolfssl")) {
+		assert_int_equal(check_of(c.cli, err, sizeof(err)), GIONG_ETLS_CONFIG);
+		assert_non_null(strstr(err, "ALPN"));
+		giong_tls_config_free(c.srv);
+		giong_tls_config_free(c.cli);
+		return;
+	}
+	run_edge(&c);
+}
+
+static void test_client_presents_first_cert(void **state)
+{
+	/* A client with two certificates presents the first, which the server
+	 * (requiring one) accepts. */
+	struct edge_case c = {.name = "localhost", .want_resumed = -1};
+
+	(void)state;
+	c.srv = tt_server("server", NULL);
+	assert_int_equal(giong_tls_config_verify(c.srv, GIONG_TLS_VERIFY_REQUIRE), 0);
+	assert_int_equal(giong_tls_config_ca_file(c.srv, tt_path("ca.pem")), 0);
+	c.cli = tt_client(NULL);
+	assert_int_equal(
+		giong_tls_config_add_cert_file(c.cli, tt_path("client.pem"), tt_path("client.key")),
+		0);
+	assert_int_equal(giong_tls_config_add_cert_file(c.cli, tt_path("untrusted.pem"),
+							tt_path("untrusted.key")),
+			 0);
 	run_edge(&c);
 }
 
@@ -1200,6 +1266,9 @@ int main(void)
 		cmocka_unit_test(test_sni_without_match),
 		cmocka_unit_test(test_server_tickets_off),
 		cmocka_unit_test(test_no_name_no_verify),
+		cmocka_unit_test(test_ca_dir_without_ca),
+		cmocka_unit_test(test_alpn_with_comma),
+		cmocka_unit_test(test_client_presents_first_cert),
 		cmocka_unit_test(test_session_cache_eviction),
 		cmocka_unit_test(test_session_dropped_after_failure),
 		cmocka_unit_test(test_wrong_worker),
