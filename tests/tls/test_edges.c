@@ -100,6 +100,32 @@ static int setup(void **state)
 		"2>/dev/null",
 		tmp_path("self.key"), tmp_path("self.pem"));
 	assert_int_equal(system(cmd), 0);
+	/* Valid from 2099 only, signed by the test CA (openssl ca dates it). */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkdir -p db && : >db/index.txt && echo 01 >db/serial && "
+		 "printf '[ca]\\ndefault_ca=t\\n[t]\\ndir=db\\ndatabase=db/index.txt\\n"
+		 "serial=db/serial\\nnew_certs_dir=db\\ndefault_md=sha256\\npolicy=p\\n"
+		 "x509_extensions=x\\n[p]\\ncommonName=supplied\\n[x]\\n"
+		 "subjectAltName=DNS:localhost\\n' >db/ca.cnf && "
+		 "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-keyout future.key -subj /CN=future -out future.csr 2>/dev/null && "
+		 "openssl ca -batch -config db/ca.cnf -cert '%s' -keyfile '%s' -in future.csr "
+		 "-startdate 20990101000000Z -enddate 20991231000000Z -out future.pem 2>/dev/null",
+		 tmpdir, tt_path("ca.pem"), tt_path("ca.key"));
+	assert_int_equal(system(cmd), 0);
+	/* The server's certificate with its signature spoiled (a byte of the
+	 * DER signature at its end, far from the PEM's framing). */
+	{
+		size_t n;
+		char *pem = slurp(tt_path("server.pem"), &n);
+		char *end = strstr(pem, "-----END");
+
+		assert_non_null(end);
+		end -= 6; /* before "==\n" padding and the newline: inside the signature */
+		*end = *end == 'A' ? 'B' : 'A';
+		put_file("badsig.pem", pem, n);
+		free(pem);
+	}
 	return 0;
 }
 
@@ -279,6 +305,7 @@ struct edge_case {
 	int want;         /* the client's result */
 	int want_resumed; /* of a second connection, when >= 0 */
 	const char *alpn; /* expected, or NULL for none */
+	const char *why;  /* in the client's error (tt_connect_error) when it fails */
 };
 
 static int talk(struct giong_stream *s, struct giong_stream *k)
@@ -308,6 +335,8 @@ static void edge_main(unsigned worker, void *arg)
 	for (int i = 0; i < (c->want_resumed >= 0 ? 2 : 1); i++) {
 		r = tt_pair(c->srv, c->cli, c->name, &s, &k, NULL);
 		gt_check_int_equal(r, c->want);
+		if (r && c->why && !gt_check_non_null(strstr(tt_connect_error, c->why)))
+			fprintf(stderr, "the client's error: %s\n", tt_connect_error);
 		if (r)
 			continue;
 		gt_check_int_equal(talk(s, k), 0);
@@ -1104,6 +1133,37 @@ static void test_self_signed(void **state)
 	run_edge(&c);
 }
 
+static void test_not_yet_valid(void **state)
+{
+	struct edge_case c = {.name = "localhost",
+			      .want = GIONG_ETLS_CERT,
+			      .want_resumed = -1,
+			      .why = "not yet valid"};
+
+	(void)state;
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c.srv), 0);
+	assert_int_equal(giong_tls_config_add_cert_file(c.srv, tmp_path("future.pem"),
+							tmp_path("future.key")),
+			 0);
+	c.cli = tt_client(NULL);
+	run_edge(&c);
+}
+
+static void test_bad_signature(void **state)
+{
+	/* The certificate's signature does not check against the CA's key. */
+	struct edge_case c = {
+		.name = "localhost", .want = GIONG_ETLS_CERT, .want_resumed = -1, .why = "sig"};
+
+	(void)state;
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c.srv), 0);
+	assert_int_equal(giong_tls_config_add_cert_file(c.srv, tmp_path("badsig.pem"),
+							tt_path("server.key")),
+			 0);
+	c.cli = tt_client(NULL);
+	run_edge(&c);
+}
+
 static void long_name_main(unsigned worker, void *arg)
 {
 	struct giong_tls_config *srv = tt_server("server", NULL);
@@ -1281,6 +1341,8 @@ int main(void)
 		cmocka_unit_test(test_bad_stream_arguments),
 		cmocka_unit_test(test_close_notify_in_handshake),
 		cmocka_unit_test(test_self_signed),
+		cmocka_unit_test(test_not_yet_valid),
+		cmocka_unit_test(test_bad_signature),
 		cmocka_unit_test(test_name_too_long),
 		cmocka_unit_test(test_writev_pieces),
 	};

@@ -99,6 +99,10 @@ static inline intptr_t tt_accept_task(void *arg)
 	return 0;
 }
 
+/* The client's giong_tls_last_error(NULL) of the last tt_pair*() whose
+ * connect failed (the server's failure that follows replaces the thread's). */
+static char tt_connect_error[160];
+
 /*
  * tt_pair_over() - in a task: the server handshake over @a in a task of its
  * own, the client's over @b here. Returns 0 with both TLS streams
@@ -123,6 +127,8 @@ static inline int tt_pair_over(struct giong_stream *a, struct giong_stream *b,
 	}
 	r = giong_tls_connect(b, cli, name, client);
 	if (r) {
+		snprintf(tt_connect_error, sizeof(tt_connect_error), "%s",
+			 giong_tls_last_error(NULL));
 		if (getenv("TT_VERBOSE"))
 			fprintf(stderr, "tt_pair: connect: %s: %s\n", giong_strerror(r),
 				giong_tls_last_error(NULL));
