@@ -557,7 +557,7 @@ static void serve_pipe(struct rs *rs, int fd, int i)
 
 #define OK3(b) "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" b
 
-/* Begin @n GETs of @url (HEAD for the indexes in @heads) into @pl. */
+/* Begin @n GETs of @url (HEAD for the indexes in @heads, the first 32) into @pl. */
 static void pipe_fill(struct giong_http_client *cli, struct giong_http_pipeline *pl,
 		      const char *url, int n, unsigned heads)
 {
@@ -565,7 +565,8 @@ static void pipe_fill(struct giong_http_client *cli, struct giong_http_pipeline 
 		struct giong_http_exchange *ex;
 
 		gt_check_int_equal(
-			giong_http_exchange_begin(cli, (heads >> i) & 1 ? "HEAD" : "GET", url, &ex),
+			giong_http_exchange_begin(cli, i < 32 && (heads >> i) & 1 ? "HEAD" : "GET",
+						  url, &ex),
 			0);
 		gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), 0);
 	}
