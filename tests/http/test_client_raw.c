@@ -369,6 +369,14 @@ static const char *const bad_replies[] = {
 	"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n",
 	"HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 0\r\n\r\n",
 	"HTTP/1.1 600 What\r\nContent-Length: 0\r\n\r\n",
+	/* the status line, byte by byte: not HTTP, no version digit, two spaces,
+	 * a tab after the code, a control byte in the reason, CR without LF */
+	"HTTX/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.x 200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1  200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200\tOK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200 O\001K\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\rContent-Length: 0\r\n\r\n",
 };
 
 static void bad_scenario(struct run *t, struct giong_http_client *cli)
