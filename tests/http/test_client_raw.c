@@ -191,6 +191,171 @@ static void test_framing(void **state)
 	run(&t);
 }
 
+/* --- the exchange's calls in each of its states --------------------------------------------- */
+
+/* Every request is answered with its own head as the body, and fields to
+ * read back in order; "?close" in the target closes without an answer. */
+static void serve_echo_head(struct rs *rs, int fd, int i)
+{
+	char buf[65536], reply[66000];
+	ssize_t n;
+
+	(void)rs;
+	(void)i;
+	while ((n = rs_read_request(fd, buf, sizeof(buf))) > 0) {
+		char *end = strstr(buf, "\r\n\r\n");
+
+		if (strstr(buf, "?close"))
+			return;
+		snprintf(
+			reply, sizeof(reply),
+			"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-One: 1\r\nX-Two: two\r\n\r\n%.*s",
+			(int)(end + 4 - buf), (int)(end + 4 - buf), buf);
+		rs_send(fd, reply);
+	}
+}
+
+static void api_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_exchange *ex, *out = (struct giong_http_exchange *)1;
+	const char *name, *value;
+	size_t nl, vl;
+	char url[96], body[4096], *big;
+	int r;
+
+	/* begin() refuses what is no request. */
+	snprintf(url, sizeof(url), "%s/a", t->rs.url);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", url, NULL), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "G T", url, &out), -EINVAL);
+	gt_check_null(out);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "CONNECT", url, &out), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", "https://127.0.0.1/", &out),
+			   -EPROTONOSUPPORT); /* no connector for TLS */
+	gt_check_true(giong_http_exchange_begin(cli, "GET", "ftp://x/", &out) < 0);
+	gt_check_null(out);
+
+	/* A query with no path asks for "/?q"; Connection: close (no_keep_alive). */
+	snprintf(url, sizeof(url), "%s?q=1", t->rs.url);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", url, &ex), 0);
+	/* Before the response: nothing to read yet. */
+	gt_check_int_equal(giong_http_exchange_status(ex), -EAGAIN);
+	gt_check_int_equal(giong_http_exchange_field_count(ex), -EAGAIN);
+	gt_check_int_equal(giong_http_exchange_field_at(ex, 0, &name, &nl, &value, &vl), -EAGAIN);
+	gt_check_int_equal(giong_http_exchange_content_length(ex), -EAGAIN);
+	gt_check_null(giong_http_exchange_field(ex, "x-one", NULL));
+	/* Fields: no NULL, and no head over 64 KiB. */
+	gt_check_int_equal(giong_http_exchange_header(ex, NULL, "v"), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_header_n(ex, "X", 1, NULL, 1), -EINVAL);
+	big = malloc(70000);
+	memset(big, 'v', 70000);
+	gt_check_int_equal(giong_http_exchange_header_n(ex, "X-Big", 5, big, 70000), -E2BIG);
+	free(big);
+	gt_check_int_equal(giong_http_exchange_header(ex, "X-Small", "s"), 0);
+	gt_check_int_equal(giong_http_exchange_send(ex, NULL, 1), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_write(ex, NULL, 1), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_send(ex, NULL, 0), 0);
+	/* Sent: too late for more of the request. */
+	gt_check_int_equal(giong_http_exchange_send(ex, "x", 1), -EALREADY);
+	gt_check_int_equal(giong_http_exchange_write(ex, "x", 1), -EALREADY);
+	gt_check_int_equal(giong_http_exchange_header(ex, "X-Late", "l"), -EALREADY);
+	gt_check_int_equal(giong_http_exchange_response(ex), 200);
+	gt_check_int_equal(giong_http_exchange_response(ex), 200); /* asked again: the same */
+	gt_check_int_equal(giong_http_exchange_status(ex), 200);
+	/* The fields in the order sent. */
+	gt_check_int_equal(giong_http_exchange_field_count(ex), 3);
+	gt_check_int_equal(giong_http_exchange_field_at(ex, 1, &name, &nl, &value, &vl), 0);
+	gt_check_true(nl == 5 && !memcmp(name, "X-One", 5) && vl == 1 && *value == '1');
+	gt_check_int_equal(giong_http_exchange_field_at(ex, 2, &name, &nl, &value, &vl), 0);
+	gt_check_true(nl == 5 && !memcmp(name, "X-Two", 5) && vl == 3 && !memcmp(value, "two", 3));
+	gt_check_int_equal(giong_http_exchange_field_at(ex, 3, &name, &nl, &value, &vl), -ENOENT);
+	gt_check_int_equal(giong_http_exchange_field_at(ex, 0, NULL, &nl, &value, &vl), -EINVAL);
+	r = (int)giong_http_exchange_read(ex, body, sizeof(body) - 1);
+	gt_check_true(r > 0);
+	body[r > 0 ? r : 0] = '\0';
+	gt_check_true(!strncmp(body, "GET /?q=1 HTTP/1.1\r\nHost: 127.0.0.1:", 36));
+	gt_check_non_null(strstr(body, "\r\nConnection: close\r\n"));
+	gt_check_non_null(strstr(body, "\r\nX-Small: s\r\n"));
+	gt_check_int_equal(giong_http_exchange_end(ex), 0); /* Connection: close: not pooled */
+
+	/* A server that closes without an answer: the exchange has failed,
+	 * and says so to every later call. */
+	snprintf(url, sizeof(url), "%s/x?close", t->rs.url);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "POST", url, &ex), 0);
+	r = giong_http_exchange_send(ex, "body", 4);
+	if (r >= 0)
+		r = giong_http_exchange_response(ex);
+	gt_check_true(r < 0);
+	gt_check_int_equal(giong_http_exchange_status(ex), r);
+	gt_check_int_equal(giong_http_exchange_response(ex), r);
+	gt_check_int_equal(giong_http_exchange_send(ex, "x", 1), r);
+	gt_check_int_equal(giong_http_exchange_write(ex, "x", 1), r);
+	giong_http_exchange_end(ex);
+
+	/* No exchange at all. */
+	gt_check_int_equal(giong_http_exchange_status(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_response(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_field_count(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_content_length(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_send(NULL, NULL, 0), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_write(NULL, NULL, 0), -EINVAL);
+	gt_check_int_equal(giong_http_exchange_header(NULL, "a", "b"), -EINVAL);
+}
+
+static void test_exchange_calls(void **state)
+{
+	struct run t = {.scenario = api_scenario, .serve = serve_echo_head};
+
+	(void)state;
+	t.opts.no_keep_alive = true;
+	run(&t);
+}
+
+/* --- one client, one runtime after another ------------------------------------------------ */
+
+struct reuse {
+	struct rs rs;
+	struct giong_http_client *cli;
+	int got[2]; /* each worker's result */
+};
+
+static void reuse_main(unsigned worker, void *arg)
+{
+	struct reuse *u = arg;
+	char url[96];
+
+	snprintf(url, sizeof(url), "%s/r", u->rs.url);
+	u->got[worker] = ct_exchange(u->cli, "GET", url, NULL, NULL, 0, NULL);
+}
+
+static void test_client_runtimes(void **state)
+{
+	struct reuse u = {0};
+	struct giong_config one = gt_config(1), two = gt_config(2);
+	struct giong_http_client_options o = {.no_keep_alive = true};
+	struct giong_http_exchange *ex = (struct giong_http_exchange *)1;
+	int fds = gt_count_fds();
+
+	(void)state;
+	rs_start(&u.rs, serve_echo_head, NULL);
+	assert_int_equal(giong_http_client_new(&o, &u.cli), 0);
+	/* Not on a worker: refused, and nothing made. */
+	assert_int_equal(giong_http_exchange_begin(u.cli, "GET", u.rs.url, &ex), GIONG_ENOTWORKER);
+	assert_null(ex);
+	assert_int_equal(giong_http_client_close_idle(u.cli), GIONG_ENOTWORKER);
+	gt_run(&one, reuse_main, &u, NULL);
+	assert_int_equal(u.got[0], 200);
+	/* The runtime ended: the client serves the next one, within the number
+	 * of workers it first had (its table of workers is made once); a worker
+	 * past it is refused, never given a slot that is not there. */
+	u.got[0] = u.got[1] = 0;
+	gt_run(&two, reuse_main, &u, NULL);
+	assert_int_equal(u.got[0], 200);
+	assert_int_equal(u.got[1], -EINVAL);
+	rs_stop(&u.rs);
+	assert_int_equal(giong_http_client_free(u.cli), 0);
+	assert_int_equal(gt_count_fds(), fds);
+}
+
 /* --- malformed responses: an error, and the connection not reused ------------------------- */
 
 static const char *const bad_replies[] = {
@@ -204,6 +369,14 @@ static const char *const bad_replies[] = {
 	"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n",
 	"HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 0\r\n\r\n",
 	"HTTP/1.1 600 What\r\nContent-Length: 0\r\n\r\n",
+	/* the status line, byte by byte: not HTTP, no version digit, two spaces,
+	 * a tab after the code, a control byte in the reason, CR without LF */
+	"HTTX/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.x 200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1  200 OK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200\tOK\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200 O\001K\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\rContent-Length: 0\r\n\r\n",
 };
 
 static void bad_scenario(struct run *t, struct giong_http_client *cli)
@@ -392,7 +565,7 @@ static void serve_pipe(struct rs *rs, int fd, int i)
 
 #define OK3(b) "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" b
 
-/* Begin @n GETs of @url (HEAD for the indexes in @heads) into @pl. */
+/* Begin @n GETs of @url (HEAD for the indexes in @heads, the first 32) into @pl. */
 static void pipe_fill(struct giong_http_client *cli, struct giong_http_pipeline *pl,
 		      const char *url, int n, unsigned heads)
 {
@@ -400,7 +573,8 @@ static void pipe_fill(struct giong_http_client *cli, struct giong_http_pipeline 
 		struct giong_http_exchange *ex;
 
 		gt_check_int_equal(
-			giong_http_exchange_begin(cli, (heads >> i) & 1 ? "HEAD" : "GET", url, &ex),
+			giong_http_exchange_begin(cli, i < 32 && (heads >> i) & 1 ? "HEAD" : "GET",
+						  url, &ex),
 			0);
 		gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), 0);
 	}
@@ -1167,10 +1341,96 @@ static void test_connect_timeout_connector(void **state)
 	run(&t);
 }
 
+/* --- a pipeline at its limits ----------------------------------------------------------------- */
+
+/* As serve_echo_head(), for pipelined requests (heads only): each head in
+ * what arrived is answered in turn, the rest kept for the next read. */
+static void serve_echo_pipe(struct rs *rs, int fd, int i)
+{
+	static char buf[1 << 20];
+	char reply[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	(void)rs;
+	(void)i;
+	while ((n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0)) > 0) {
+		char *p = buf, *end;
+
+		len += (size_t)n;
+		buf[len] = '\0';
+		while ((end = strstr(p, "\r\n\r\n"))) {
+			int hl = (int)(end + 4 - p);
+
+			snprintf(reply, sizeof(reply),
+				 "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%.*s", hl, hl, p);
+			rs_send(fd, reply);
+			p = end + 4;
+		}
+		len -= (size_t)(p - buf);
+		memmove(buf, p, len);
+	}
+}
+
+static void pipe_limits_scenario(struct run *t, struct giong_http_client *cli)
+{
+	struct giong_http_pipeline *pl, *out = (struct giong_http_pipeline *)1;
+	struct giong_http_exchange *ex, *extra;
+	const void *data;
+	char url[96], want[64];
+	int n = (int)GIONG_HTTP_PIPELINE_MAX;
+
+	snprintf(url, sizeof(url), "%s/p", t->rs.url);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, NULL), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_begin(NULL, 0, &out), -EINVAL);
+	gt_check_null(out);
+	gt_check_int_equal(giong_http_pipeline_next(NULL, &ex), -EINVAL);
+	gt_check_null(ex);
+	gt_check_int_equal(giong_http_pipeline_send(NULL), -EINVAL);
+	gt_check_int_equal(giong_http_pipeline_begin(cli, 0, &pl), 0);
+	gt_check_int_equal(giong_http_pipeline_send(pl), -ENOENT); /* nothing in it */
+	/* As many as a pipeline holds, and not one more. */
+	pipe_fill(cli, pl, url, n, 0);
+	gt_check_int_equal(giong_http_exchange_begin(cli, "GET", url, &extra), 0);
+	gt_check_int_equal(giong_http_pipeline_add(pl, extra, NULL, 0), -E2BIG);
+	gt_check_int_equal(giong_http_pipeline_send(pl), 0);
+	/* Sent: closed to more, and sent once. */
+	gt_check_int_equal(giong_http_pipeline_add(pl, extra, NULL, 0), -EALREADY);
+	gt_check_int_equal(giong_http_pipeline_send(pl), -EALREADY);
+	giong_http_exchange_end(extra);
+	snprintf(want, sizeof(want), "GET /p HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n", t->rs.port);
+	for (int i = 0; i < n; i++) {
+		ssize_t len;
+
+		if (!gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 200)) {
+			giong_http_exchange_end(ex);
+			break;
+		}
+		len = giong_http_exchange_body(ex, &data);
+		gt_check_true(len > (ssize_t)strlen(want) &&
+			      !memcmp(data, want, strlen(want))); /* each its own answer */
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	}
+	gt_check_int_equal(giong_http_pipeline_next(pl, &ex), 0);
+	gt_check_int_equal(giong_http_pipeline_end(pl), 1); /* all read: pooled */
+	gt_check_int_equal(stats(cli).connects, 1);
+}
+
+static void test_pipeline_limits(void **state)
+{
+	struct run t = {.scenario = pipe_limits_scenario, .serve = serve_echo_pipe};
+
+	(void)state;
+	run(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_exchange_calls),
+		cmocka_unit_test(test_client_runtimes),
+		cmocka_unit_test(test_pipeline_limits),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_deadlines),

@@ -613,6 +613,12 @@ static void test_off_worker(void **state)
 	(void)state;
 	assert_int_equal(giong_resolve("127.0.0.1", 80, AF_INET, &a, 1), 1);
 	assert_int_equal(giong_addr_resolve("[::1]:80", &a), 0);
+	/* localhost off any task: the loopback address with the port asked for
+	 * (answered without a resolver, as on a worker). */
+	assert_int_equal(giong_resolve("localhost", 8080, AF_INET, &a, 1), 1);
+	assert_int_equal(a.ss.ss_family, AF_INET);
+	assert_int_equal(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	assert_int_equal(ntohs(((struct sockaddr_in *)&a.ss)->sin_port), 8080);
 	assert_int_equal(giong_resolver_configure(NULL), GIONG_ENOTWORKER);
 	assert_int_equal(giong_resolver_stats(&st), GIONG_ENOTWORKER);
 	assert_int_equal(giong_resolver_stats(NULL), -EINVAL);

@@ -4,8 +4,9 @@
  * giong: a giong server (TCP on 127.0.0.1, port chosen by the kernel) with
  * `openssl s_client` and `curl` as its clients, and a giong client against
  * `openssl s_server` (relay mode and -www). TLS 1.2 and 1.3, ALPN, peer
- * verification, 4 MB each way byte-exact, close_notify both ways, and a
- * peer killed half way (truncation, never a clean end).
+ * verification, 4 MB each way byte-exact, close_notify both ways, a peer
+ * killed half way (truncation, never a clean end), and s_client's request to
+ * renegotiate (TLS 1.2) refused.
  *
  * The tools run as child processes driven by a plain thread (struct proc):
  * it spawns the command, feeds its stdin, keeps its stdout and stderr, and
@@ -438,6 +439,7 @@ enum srv_mode {
 	S_INFO,       /* s_client (verbose): a line each way, s_client's close_notify ends it */
 	S_BULK,       /* s_client -quiet: 4 MB each way, giong's close_notify ends it */
 	S_KILL,       /* s_client -quiet killed half way: truncation */
+	S_RENEG,      /* s_client (TLS 1.2) asks to renegotiate ("R"): refused */
 	S_CURL,       /* curl: two GETs on one kept-alive connection */
 	S_CURL_BADCA, /* curl trusting another CA: refuses, the server sees its alert */
 };
@@ -516,6 +518,9 @@ static void srv_cmd(struct srv_case *c, int port)
 		p->in = (const unsigned char *)"PING giong\n";
 		p->in_len = 11;
 		p->hook = hook_pong;
+	} else if (c->mode == S_RENEG) {
+		p->in = (const unsigned char *)"R\n";
+		p->in_len = 2;
 	} else {
 		proc_arg(p, "-quiet"); /* only the data on stdout; implies -ign_eof */
 		if (c->mode == S_BULK) {
@@ -627,6 +632,16 @@ static void srv_main(unsigned worker, void *arg)
 		/* The thread kills s_client when it has printed that. */
 		c->end = giong_stream_read(s, buf, sizeof(buf));
 		gt_check_true(cut_end(c->end));
+		break;
+	case S_RENEG:
+		/* The renegotiation's ClientHello arrives in a read: never a new
+		 * handshake. OpenSSL answers no_renegotiation, wolfSSL (built
+		 * without renegotiation) unexpected_message; either way s_client
+		 * gives up with a fatal alert, and the read ends in a TLS error. */
+		c->end = giong_stream_read(s, buf, sizeof(buf));
+		if (getenv("TT_VERBOSE"))
+			print_message("reneg: read %zd: %s\n", c->end, giong_tls_last_error(s));
+		gt_check_true(c->end <= GIONG_ETLS && c->end > -4095);
 		break;
 	case S_CURL:
 		while (c->requests < 2 && serve_http(c, s) == 0)
@@ -756,6 +771,21 @@ static void test_s_client_bulk_tls12(void **state)
 {
 	(void)state;
 	check_s_client_bulk(GIONG_TLS_1_2, "TLSv1.2");
+}
+
+static void test_s_client_renegotiation(void **state)
+{
+	struct srv_case c = {.mode = S_RENEG, .version = GIONG_TLS_1_2, .want_version = "TLSv1.2"};
+
+	(void)state;
+	run_srv(&c);
+	if (getenv("TT_VERBOSE"))
+		print_message("s_client: status %#x\n%.*s\n%s\n", c.p.status, (int)c.p.out_len,
+			      (char *)c.p.out, c.p.err);
+	/* s_client asked, was refused, and failed (exit status 1). */
+	assert_non_null(strstr(c.p.err, "RENEGOTIATING"));
+	assert_true(strstr(c.p.err, "no renegotiation") || strstr(c.p.err, "alert"));
+	assert_true(WIFEXITED(c.p.status) && WEXITSTATUS(c.p.status) != 0);
 }
 
 static void test_s_client_killed(void **state)
@@ -1104,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_s_client_tls12),
 		cmocka_unit_test(test_s_client_bulk_tls13),
 		cmocka_unit_test(test_s_client_bulk_tls12),
+		cmocka_unit_test(test_s_client_renegotiation),
 		cmocka_unit_test(test_s_client_killed),
 		cmocka_unit_test(test_curl_tls13),
 		cmocka_unit_test(test_curl_tls12),

@@ -690,27 +690,13 @@ static void on_readable(struct giong_stream *s, void *ctx)
 	giong_waitq_wake_all(&p->q, 0);
 }
 
-struct sent {
-	struct giong_stream_send req;
-	ssize_t res;
-	bool done;
-};
-
-static void sent_done(struct giong_stream_send *req, ssize_t res)
-{
-	struct sent *s = (struct sent *)req;
-
-	s->res = res;
-	s->done = true;
-}
-
 static void park_main(unsigned worker, void *arg)
 {
 	struct giong_tls_config *srv = tt_server("server", NULL);
 	struct giong_tls_config *cli = tt_client(NULL);
 	struct giong_stream *s, *k;
 	struct park p = {0};
-	struct sent snd = {.req.done = sent_done};
+	struct tt_sent snd = {.req.done = tt_sent_done};
 	struct iovec iov[3] = {{"GET ", 4}, {"/ HTTP/1.1\r\n", 12}, {"\r\n", 2}};
 	char buf[64];
 
@@ -784,7 +770,7 @@ static void close_main(unsigned worker, void *arg)
 	struct giong_tls_config *cli = tt_client(NULL);
 	struct giong_stream *s, *k;
 	struct giong_task *t;
-	struct sent snd = {.req.done = sent_done};
+	struct tt_sent snd = {.req.done = tt_sent_done};
 	struct iovec iov = {"late", 4};
 	intptr_t res = 0;
 

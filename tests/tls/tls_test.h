@@ -99,25 +99,27 @@ static inline intptr_t tt_accept_task(void *arg)
 	return 0;
 }
 
+/* The client's giong_tls_last_error(NULL) of the last tt_pair*() whose
+ * connect failed (the server's failure that follows replaces the thread's). */
+static char tt_connect_error[160];
+
 /*
- * tt_pair() - in a task: a socket pair, the server handshake in a task of
- * its own, the client's here. Returns 0 with both TLS streams (*@server,
- * *@client); or the client's error in the low half and the server's via
- * *@server_err (both lowers closed then). Either may be NULL on failure.
+ * tt_pair_over() - in a task: the server handshake over @a in a task of its
+ * own, the client's over @b here. Returns 0 with both TLS streams
+ * (*@server, *@client); or the client's error in the low half and the
+ * server's via *@server_err (both lowers closed then). Either may be NULL
+ * on failure.
  */
-static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config *cli,
-			  const char *name, struct giong_stream **server,
-			  struct giong_stream **client, int *server_err)
+static inline int tt_pair_over(struct giong_stream *a, struct giong_stream *b,
+			       struct giong_tls_config *srv, struct giong_tls_config *cli,
+			       const char *name, struct giong_stream **server,
+			       struct giong_stream **client, int *server_err)
 {
-	struct giong_stream *a, *b;
-	struct tt_accept acc = {.cfg = srv};
+	struct tt_accept acc = {.cfg = srv, .lower = a};
 	struct giong_task *t;
 	int r;
 
 	*server = *client = NULL;
-	if ((r = giong_unix_pair(&a, &b)))
-		return r;
-	acc.lower = a;
 	if ((r = giong_spawn(tt_accept_task, &acc, &t))) {
 		giong_stream_close(a);
 		giong_stream_close(b);
@@ -125,6 +127,8 @@ static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config 
 	}
 	r = giong_tls_connect(b, cli, name, client);
 	if (r) {
+		snprintf(tt_connect_error, sizeof(tt_connect_error), "%s",
+			 giong_tls_last_error(NULL));
 		if (getenv("TT_VERBOSE"))
 			fprintf(stderr, "tt_pair: connect: %s: %s\n", giong_strerror(r),
 				giong_tls_last_error(NULL));
@@ -145,6 +149,35 @@ static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config 
 		r = acc.err;
 	}
 	return r;
+}
+
+/* tt_pair() - tt_pair_over() a Unix socket pair made here. */
+static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config *cli,
+			  const char *name, struct giong_stream **server,
+			  struct giong_stream **client, int *server_err)
+{
+	struct giong_stream *a, *b;
+	int r;
+
+	*server = *client = NULL;
+	if ((r = giong_unix_pair(&a, &b)))
+		return r;
+	return tt_pair_over(a, b, srv, cli, name, server, client, server_err);
+}
+
+/* A giong_stream_send_start() request that records its completion. */
+struct tt_sent {
+	struct giong_stream_send req;
+	ssize_t res;
+	bool done;
+};
+
+static inline void tt_sent_done(struct giong_stream_send *req, ssize_t res)
+{
+	struct tt_sent *s = (struct tt_sent *)req;
+
+	s->res = res;
+	s->done = true;
 }
 
 /* Fill @buf with a pattern that depends on the offset @off (so a lost,
