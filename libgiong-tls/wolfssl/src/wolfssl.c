@@ -226,6 +226,38 @@ static int cert_names(struct wolf_cert *c, const char *pem, size_t len, char *er
 	return rc;
 }
 
+/* Every certificate of a PEM chain decodes. wolfSSL's chain loader decodes the
+ * leaf and keeps the others as they came: a block that is no certificate would
+ * pass the configuration check and be sent to every client, which refuses it
+ * (OpenSSL's loader refuses it at once). So each block is decoded here, once. */
+static int chain_decodes(const char *pem, size_t len, char *err, size_t errlen)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	static const char end[] = "-----END CERTIFICATE-----";
+	const char *p = pem, *stop = pem + len;
+
+	while ((p = memmem(p, (size_t)(stop - p), begin, sizeof(begin) - 1))) {
+		const char *e = memmem(p, (size_t)(stop - p), end, sizeof(end) - 1);
+		WOLFSSL_X509 *x;
+
+		if (!e) {
+			set_err(err, errlen, "certificate chain (a block without its end)", 0);
+			return GIONG_ETLS_CONFIG;
+		}
+		e += sizeof(end) - 1;
+		x = wolfSSL_X509_load_certificate_buffer((const unsigned char *)p, (int)(e - p),
+							 WOLFSSL_FILETYPE_PEM);
+		if (!x) {
+			set_err(err, errlen,
+				"certificate chain (a certificate that does not decode)", 0);
+			return GIONG_ETLS_CONFIG;
+		}
+		wolfSSL_X509_free(x);
+		p = e;
+	}
+	return 0;
+}
+
 /* ciphers12/ciphers13 (or our defaults) as one list; each name is checked
  * alone, as wolfSSL ignores unknown names in a list with a known one. */
 static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, char *err,
@@ -350,6 +382,8 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 			set_err(err, errlen, "certificate chain", rc);
 			return GIONG_ETLS_CONFIG;
 		}
+		if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
+			return rc;
 		rc = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)cert->key_pem,
 						       (long)cert->key_len, WOLFSSL_FILETYPE_PEM);
 		if (rc != WOLFSSL_SUCCESS) {
