@@ -135,7 +135,10 @@ struct giong_http_client_stats {
 /*
  * giong_http_client_new() - a client with @opts (NULL: the defaults; copied).
  * Returns 0 and an owned client in *@ret (free with giong_http_client_free()),
- * -EINVAL (NULL @ret), -ENOMEM. Any thread.
+ * -EINVAL (NULL @ret), -ENOMEM. Any thread. A client serves one runtime at a
+ * time: its per-worker table is sized by the first runtime that uses it, and a
+ * later runtime with more workers gets -EINVAL from those workers' exchanges
+ * (make one client per runtime).
  */
 GIONG_API int giong_http_client_new(const struct giong_http_client_options *opts,
 				    struct giong_http_client **ret);
