@@ -303,11 +303,12 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 		}
 		fprintf(stderr,
 			"http: worker %u: requests %llu enters %llu parks %llu switches %llu "
-			"accepted %llu 2xx %llu 4xx %llu 5xx %llu\n",
+			"accepted %llu 2xx %llu 4xx %llu 5xx %llu stacks pooled %u\n",
 			i, (unsigned long long)hs.requests, (unsigned long long)st.enters,
 			(unsigned long long)st.parks, (unsigned long long)st.switches,
 			(unsigned long long)hs.accepted, (unsigned long long)hs.responses[1],
-			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4]);
+			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
+			st.stacks_pooled);
 	}
 }
 
