@@ -65,8 +65,9 @@
  * the checks catch corruption (the run must then FAIL).
  *
  * --http: the example server tools/http (build/bin/http beside this program,
- * or --http-bin) is started as a process of its own on 127.0.0.1 with
- * --server-workers (default --workers) workers; with --tls wolfssl|openssl it
+ * giong-http beside giong-soak, or --http-bin) is started as a process of
+ * its own on 127.0.0.1 with --server-workers (default --workers) workers;
+ * with --tls wolfssl|openssl it
  * serves HTTPS with that backend on a second port and the clients use that
  * one, trusting the test CA in --certs DIR (server.pem, server.key, ca.pem;
  * without it, tests/tls/make-certs.sh makes them in a temporary directory).
@@ -449,7 +450,7 @@ int main(int argc, char **argv)
 	if (opt.http && !opt.server_workers)
 		opt.server_workers = opt.workers;
 	if (opt.http && !opt.http_bin) {
-		/* tools/http beside this program: build/bin/http */
+		/* tools/http beside this program: build/bin/http, or giong-http */
 		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 8);
 		char *slash;
 
@@ -459,7 +460,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "soak: where is the http program? (--http-bin)\n");
 			return 2;
 		}
-		strcpy(slash + 1, "http");
+		/* installed, they are giong-soak and giong-http */
+		strcpy(slash + 1, strncmp(slash + 1, "giong-", 6) ? "http" : "giong-http");
 		opt.http_bin = self_dir;
 	}
 	if (!opt.external) {
