@@ -58,7 +58,7 @@
  * (--no-trim samples it as it is): the mean of the first third of the run
  * against the last third; it has settled if last <= first * 1.10 + 2 MiB
  * (not judged in a run shorter than 6 s: too few samples, nor in a build with
- * AddressSanitizer, whose quarantine keeps freed memory).
+ * AddressSanitizer or ThreadSanitizer, whose own memory grows by design).
  * Exit 0 only if all of that holds.
  *
  * --inject-fault N makes the in-process server flip one bit in about one of
@@ -106,17 +106,22 @@
  */
 #include <malloc.h>
 
-/* Under ASan (and so, with --http, the server built beside it) memory is not
- * judged: the quarantine holds freed blocks, VmRSS grows by design. */
+/* Under ASan or TSan (and so, with --http, the server built beside it)
+ * memory is not judged: ASan's quarantine holds freed blocks, TSan keeps
+ * its history; VmRSS grows by design. */
 #if defined(__SANITIZE_ADDRESS__)
-#define SOAK_ASAN 1
+#define SOAK_SANITIZER "AddressSanitizer (its quarantine keeps freed memory)"
+#elif defined(__SANITIZE_THREAD__)
+#define SOAK_SANITIZER "ThreadSanitizer (its shadow and history grow)"
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SOAK_ASAN 1
+#define SOAK_SANITIZER "AddressSanitizer (its quarantine keeps freed memory)"
+#elif __has_feature(thread_sanitizer)
+#define SOAK_SANITIZER "ThreadSanitizer (its shadow and history grow)"
 #endif
 #endif
-#ifndef SOAK_ASAN
-#define SOAK_ASAN 0
+#ifndef SOAK_SANITIZER
+#define SOAK_SANITIZER NULL
 #endif
 
 #include "soak.h"
@@ -401,6 +406,7 @@ int main(int argc, char **argv)
 	unsigned third;
 	double first, last, peak = 0, limit;
 	bool fds_ok, mem_ok, mem_judged, ok;
+	const char *sanitizer = SOAK_SANITIZER;
 	int srv_fds_before = -1, srv_fds_after = -1, srv_exit = 0;
 	char self_dir[4096];
 	const char *faults = getenv("GIONG_FAULTS");
@@ -581,7 +587,7 @@ int main(int argc, char **argv)
 	limit = first * 1.10 + 2.0;
 	fds_ok = fds_before == fds_after;
 	/* Thirds of fewer than two samples say nothing: not judged. */
-	mem_judged = third >= 2 && !SOAK_ASAN;
+	mem_judged = third >= 2 && !sanitizer;
 	mem_ok = !mem_judged || last <= limit;
 	ok = !r && fds_ok && mem_ok && !GET(mismatches) && !GET(errors) && !GET(stalls) && !leaked;
 	if (opt.http)
@@ -642,12 +648,14 @@ int main(int argc, char **argv)
 	       "mean %.1f MiB, peak %.1f MiB; limit %.1f MiB: %s\n",
 	       opt.http ? "server resident memory   " : "resident memory          ", mon.n, first,
 	       last, peak, limit,
-	       SOAK_ASAN ? "not judged under AddressSanitizer (its quarantine keeps freed memory)"
+	       sanitizer     ? "not judged under a sanitizer"
 	       : !mem_judged ? "not judged (a run under 6 s)"
 	       : mem_ok      ? "settled"
 			     : "NOT settled  <-- FAIL");
 	if (opt.http)
 		http_server_cleanup(&server, !ok);
+	if (sanitizer && third >= 2)
+		printf("  (memory not judged: built with %s)\n", sanitizer);
 	printf("soak: %s\n", ok ? "PASS" : "FAIL");
 
 	for (unsigned i = 0; i < opt.connections; i++) {
