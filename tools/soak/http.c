@@ -14,7 +14,7 @@
  * cut off half way, connections reset (SO_LINGER {1, 0}) at random moments.
  */
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -105,8 +105,8 @@ int http_server_start(struct soak_server *srv)
 {
 	char port[16], hport[16], workers[16], cert[160], key[160];
 	const char *argv[24];
-	posix_spawn_file_actions_t fa;
-	int argc = 0, r, port_n = opt.port, hport_n = 0;
+	pid_t parent = getpid();
+	int argc = 0, port_n = opt.port, hport_n = 0;
 
 	if (opt.tls) {
 		hport_n = soak_pick_port();
@@ -138,16 +138,27 @@ int http_server_start(struct soak_server *srv)
 	}
 	argv[argc] = NULL;
 
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, srv->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	r = posix_spawn(&srv->pid, opt.http_bin, &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r) {
-		fprintf(stderr, "soak: cannot start %s: %s\n", opt.http_bin, strerror(r));
+	fflush(NULL);
+	srv->pid = fork();
+	if (srv->pid < 0) {
+		fprintf(stderr, "soak: fork: %s\n", strerror(errno));
 		srv->pid = 0;
 		return -1;
+	}
+	if (srv->pid == 0) {
+		/* The server: killed if the soak dies (a crash, a sanitizer's halt),
+		 * never left behind. */
+		int in = open("/dev/null", O_RDONLY), out;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		out = open(srv->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+			_exit(127);
+		execve(opt.http_bin, (char *const *)argv, environ);
+		fprintf(stderr, "soak: cannot start %s: %s\n", opt.http_bin, strerror(errno));
+		_exit(127);
 	}
 	for (unsigned i = 0; i < 200; i++) { /* 10 s */
 		int st;
