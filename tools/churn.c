@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * churn - a TCP connection load client for echo servers (tools/loadcheck.sh).
- * Plain non-blocking sockets and epoll, one epoll per thread; it does not use
- * giong, so that it tests the server and nothing else.
+ * churn - a TCP connection load client for echo servers, and with --http for
+ * the example HTTP server (tools/loadcheck.sh). Plain non-blocking sockets and
+ * epoll, one epoll per thread; it does not use giong, so that it tests the
+ * server and nothing else.
  *
  *   churn --port N [--host 127.0.0.1] [--threads 4] [--seconds 120]
- *         [--sources K] [--progress-ms 500]
+ *         [--sources K] [--progress-ms 500] [--http]
  *         (--hold N [--hold-seconds S] | --total N [--concurrent C])
+ *
+ * --http: the message is a request, POST /echo HTTP/1.1 with a body of
+ *   1..64 bytes (Content-Length), and what must come back is one response,
+ *   200 with Content-Length and that body, byte for byte, and nothing more.
+ *   The connection is kept alive (held connections are idle keep-alive
+ *   connections: hold them for less than the server's idle timeout).
  *
  * --hold N: open N connections at once, send a short message on each and
  *   check its echo, and keep all N open; once every one is established and
@@ -52,6 +59,7 @@
 #include "args.h"
 
 #define MSG_MAX 64
+#define RESP_MAX 512 /* --http: a response, head and body */
 #define CONN_TIMEOUT_MS 10000
 
 static struct {
@@ -59,6 +67,7 @@ static struct {
 	int port;
 	unsigned threads, sources, progress_ms, hold_seconds, seconds;
 	uint64_t hold, total, concurrent;
+	bool http;
 } opt = {.host = "127.0.0.1",
 	 .threads = 4,
 	 .sources = 1,
@@ -90,6 +99,7 @@ struct conn {
 	uint64_t id;
 	uint64_t started_ms;
 	unsigned len, got;
+	char *resp; /* --http: RESP_MAX bytes, the response so far */
 };
 
 static uint64_t now_ms(void)
@@ -143,6 +153,33 @@ static void finish(struct worker *w, struct conn *c, bool reset)
 	c->st = FREE;
 	atomic_fetch_add(&n_closed, 1);
 	(void)w;
+}
+
+/* --http: the response in c->resp[0, c->got): 1 whole and right, 0 not
+ * whole yet, -1 wrong. */
+static int http_response(struct conn *c)
+{
+	char *end = memmem(c->resp, c->got, "\r\n\r\n", 4), *cl;
+	unsigned hlen;
+	unsigned long clen;
+
+	if (!end)
+		return c->got >= RESP_MAX ? -1 : 0;
+	hlen = (unsigned)(end + 4 - c->resp);
+	if (c->got < 13 || memcmp(c->resp, "HTTP/1.1 200 ", 13))
+		return -1;
+	*end = '\0'; /* the head as a string, for a moment */
+	cl = strcasestr(c->resp, "\r\ncontent-length:");
+	clen = cl ? strtoul(cl + 17, NULL, 10) : ~0ul;
+	*end = '\r';
+	if (clen != c->len || c->got - hlen > c->len)
+		return -1;
+	if (c->got - hlen < c->len)
+		return 0;
+	for (unsigned i = 0; i < c->len; i++)
+		if ((uint8_t)c->resp[hlen + i] != pat(c->id, i))
+			return -1;
+	return 1;
 }
 
 static int start(struct worker *w, struct conn *c)
@@ -201,6 +238,18 @@ static int start(struct worker *w, struct conn *c)
 	return 0;
 }
 
+/* The echo (or response) came back whole and right: hold the connection, or close it. */
+static void verified(struct worker *w, struct conn *c)
+{
+	atomic_fetch_add(&n_verified, 1);
+	if (opt.hold) {
+		c->st = HELD;
+		atomic_fetch_add(&n_established, 1);
+		return; /* stays registered for EPOLLIN: anything now is an error */
+	}
+	finish(w, c, c->kind != K_FIN);
+}
+
 static void on_event(struct worker *w, struct conn *c, uint32_t events)
 {
 	uint8_t buf[MSG_MAX * 2];
@@ -221,9 +270,18 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
 			finish(w, c, true);
 			return;
 		}
+		unsigned n = 0;
+		char req[256];
+
+		if (opt.http)
+			n = (unsigned)snprintf(req, sizeof(req),
+					       "POST /echo HTTP/1.1\r\nHost: churn\r\n"
+					       "Content-Length: %u\r\n\r\n",
+					       c->len);
 		for (unsigned i = 0; i < c->len; i++)
-			buf[i] = pat(c->id, i);
-		if (send(c->fd, buf, c->len, MSG_NOSIGNAL) != (ssize_t)c->len) {
+			req[n + i] = (char)pat(c->id, i);
+		n += c->len;
+		if (send(c->fd, req, n, MSG_NOSIGNAL) != (ssize_t)n) {
 			fail(w, c, "send", errno);
 			finish(w, c, true);
 			return;
@@ -234,6 +292,28 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
 		}
 		c->st = READING;
 		epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &ev);
+		return;
+	}
+	if (c->st == READING && opt.http) {
+		ssize_t n = recv(c->fd, c->resp + c->got, RESP_MAX - c->got, 0);
+		int v;
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			fail(w, c, n == 0 ? "end of stream before the whole response" : "recv",
+			     n == 0 ? 0 : errno);
+			finish(w, c, true);
+			return;
+		}
+		c->got += (unsigned)n;
+		if ((v = http_response(c)) < 0) {
+			fail(w, c, "response mismatch", 0);
+			finish(w, c, true);
+			return;
+		}
+		if (v)
+			verified(w, c);
 		return;
 	}
 	if (c->st == READING) {
@@ -256,15 +336,8 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
 			}
 		}
 		c->got += (unsigned)n;
-		if (c->got < c->len)
-			return;
-		atomic_fetch_add(&n_verified, 1);
-		if (opt.hold) {
-			c->st = HELD;
-			atomic_fetch_add(&n_established, 1);
-			return; /* stays registered for EPOLLIN: anything now is an error */
-		}
-		finish(w, c, c->kind != K_FIN);
+		if (c->got == c->len)
+			verified(w, c);
 		return;
 	}
 	if (c->st == HELD) {
@@ -337,7 +410,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: churn --port N [--host 127.0.0.1] [--threads 4] [--seconds 120]\n"
-		"             [--sources K] [--progress-ms 500]\n"
+		"             [--sources K] [--progress-ms 500] [--http]\n"
 		"             (--hold N [--hold-seconds S] | --total N [--concurrent C])\n");
 	exit(2);
 }
@@ -362,6 +435,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
+		if (!strcmp(a, "--http")) {
+			opt.http = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (!strcmp(a, "--host"))
@@ -420,8 +497,13 @@ int main(int argc, char **argv)
 		ws[i].c = calloc(ws[i].slots ? ws[i].slots : 1, sizeof(struct conn));
 		ws[i].rng = mix(i + 1);
 		ws[i].ok = true;
-		for (unsigned k = 0; k < ws[i].slots; k++)
+		for (unsigned k = 0; k < ws[i].slots; k++) {
 			ws[i].c[k].fd = -1;
+			if (opt.http && !(ws[i].c[k].resp = malloc(RESP_MAX))) {
+				fprintf(stderr, "churn: out of memory\n");
+				return 1;
+			}
+		}
 	}
 	t0 = now_ms();
 	deadline = t0 + (uint64_t)opt.seconds * 1000;
@@ -439,8 +521,9 @@ int main(int argc, char **argv)
 		}
 		if (opt.hold && !held && atomic_load(&n_established) == opt.hold) {
 			printf("hold: %" PRIu64 " connections open, %" PRIu64
-			       " echoes verified (%.1f s)\n",
-			       opt.hold, atomic_load(&n_verified), (double)(t - t0) / 1000.0);
+			       " %s verified (%.1f s)\n",
+			       opt.hold, atomic_load(&n_verified),
+			       opt.http ? "responses" : "echoes", (double)(t - t0) / 1000.0);
 			fflush(stdout);
 			held = true;
 			for (uint64_t until = now_ms() + (uint64_t)opt.hold_seconds * 1000;
@@ -465,6 +548,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < opt.threads; i++) {
 		pthread_join(th[i], NULL);
 		ok = ok && ws[i].ok;
+		for (unsigned k = 0; k < ws[i].slots; k++)
+			free(ws[i].c[k].resp);
 		free(ws[i].c);
 	}
 	progress();
@@ -472,11 +557,11 @@ int main(int argc, char **argv)
 		ok = false;
 	if (!opt.hold && atomic_load(&n_closed) < opt.total)
 		ok = false;
-	printf("churn: %s: opened %" PRIu64 ", closed %" PRIu64 ", echoes verified %" PRIu64
+	printf("churn: %s: opened %" PRIu64 ", closed %" PRIu64 ", %s verified %" PRIu64
 	       ", errors %" PRIu64 " in %.1f s\n",
 	       ok && !atomic_load(&n_errors) ? "ok" : "FAILED", atomic_load(&n_opened),
-	       atomic_load(&n_closed), atomic_load(&n_verified), atomic_load(&n_errors),
-	       (double)(now_ms() - t0) / 1000.0);
+	       atomic_load(&n_closed), opt.http ? "responses" : "echoes", atomic_load(&n_verified),
+	       atomic_load(&n_errors), (double)(now_ms() - t0) / 1000.0);
 	free(ws);
 	free(th);
 	return ok && !atomic_load(&n_errors) ? 0 : 1;

@@ -6,10 +6,14 @@
  * requests in progress within the grace period.
  *
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
- *        [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]
+ *        [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol] [--stats]
  *        [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]
  *         [--https-port 8443] [--tls-ciphers LIST]]
  *
+ * Without --host it listens on 0.0.0.0 and [::] (IPv6 only, beside it; IPv4
+ * alone where the machine has no IPv6). --grace-ms is the time the requests
+ * in progress get to be answered once Ctrl-C or SIGTERM came (default 5000;
+ * 0: none, they are cancelled at once and their connections closed).
  * --log prints an access-log line per request to standard output;
  * --proxy-protocol expects a PROXY header (v1 or v2) on every connection,
  * from a load balancer in front, and logs the client it names.
@@ -27,6 +31,9 @@
  *                 bench/load/epoll_http.c's, for the benchmark)
  *   POST /echo    200 with the request body (sized or chunked)
  *   GET  /health  ok
+ *   GET  /slow?ms=N  "slept N ms" after sleeping N ms (0..60000, default 1000):
+ *                 a request in progress for as long as asked, for the tests
+ *                 of graceful shutdown (tests/http/shutdown_tool.sh)
  *   else          404 (405 with Allow for a known path and another method)
  *
  * Try it: `make run`, then `curl -v http://127.0.0.1:8080/json`, or
@@ -140,6 +147,39 @@ static int health(struct giong_http_request *req, struct giong_http_response *re
 	return giong_http_response_send(res, "ok", 2);
 }
 
+#define SLOW_MAX_MS 60000u
+
+/* Sleep ?ms=N (a request that takes its time), then say so. A sleep cut short
+ * (the task cancelled when the grace period is over) is the handler's error:
+ * the server's 500 cannot be sent by a cancelled task either, so the
+ * connection closes unanswered. */
+static int slow(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	size_t len = 0;
+	const char *q = giong_http_request_query(req, &len);
+	unsigned long ms = 1000;
+	char body[32];
+	int r, n;
+
+	(void)ctx;
+	if (q && len > 3 && !memcmp(q, "ms=", 3)) {
+		ms = 0;
+		for (size_t i = 3; i < len && q[i] != '&' && ms <= SLOW_MAX_MS; i++)
+			ms = q[i] >= '0' && q[i] <= '9' ? ms * 10 + (unsigned long)(q[i] - '0')
+							: SLOW_MAX_MS + 1;
+		if (ms > SLOW_MAX_MS) {
+			giong_http_response_status(res, 400);
+			giong_http_response_header(res, "Content-Type", "text/plain");
+			return giong_http_response_send(res, "ms: 0..60000\n", 13);
+		}
+	}
+	if ((r = giong_sleep_ms(ms)) < 0)
+		return r;
+	n = snprintf(body, sizeof(body), "slept %lu ms\n", ms);
+	giong_http_response_header(res, "Content-Type", "text/plain");
+	return giong_http_response_send(res, body, (size_t)n);
+}
+
 static void log_line(const struct giong_http_log_entry *e, void *ctx)
 {
 	struct giong_addr peer;
@@ -239,7 +279,8 @@ static void usage(int status)
 {
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
-		"            [--body-limit BYTES] [--log] [--proxy-protocol] [--stats]\n"
+		"            [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol]\n"
+		"            [--stats]\n"
 		"            [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]\n"
 		"             [--https-port N] [--tls-ciphers LIST]]\n");
 	exit(status);
@@ -262,11 +303,12 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 		}
 		fprintf(stderr,
 			"http: worker %u: requests %llu enters %llu parks %llu switches %llu "
-			"accepted %llu 2xx %llu 4xx %llu 5xx %llu\n",
+			"accepted %llu 2xx %llu 4xx %llu 5xx %llu stacks pooled %u\n",
 			i, (unsigned long long)hs.requests, (unsigned long long)st.enters,
 			(unsigned long long)st.parks, (unsigned long long)st.switches,
 			(unsigned long long)hs.accepted, (unsigned long long)hs.responses[1],
-			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4]);
+			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
+			st.stacks_pooled);
 	}
 }
 
@@ -368,6 +410,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--spin-us"))
 			o.cfg.spin_before_park_us =
 				(uint32_t)tool_number("http", "--spin-us", argv[++i], 0, 10000000);
+		else if (!strcmp(argv[i], "--grace-ms"))
+			/* 0 is the runtime's default: its least, 1, cancels at once */
+			o.cfg.shutdown_grace_ms =
+				(uint32_t)tool_number("http", "--grace-ms", argv[++i], 0, 3600000)
+					?: 1;
 		else if (!strcmp(argv[i], "--body-limit"))
 			lim.body = tool_number("http", "--body-limit", argv[++i], 1, UINT64_MAX);
 		else
@@ -386,6 +433,7 @@ int main(int argc, char **argv)
 	    giong_http_router_add(router, "GET", "/users", users, NULL) ||
 	    giong_http_router_add(router, "POST", "/echo", echo, NULL) ||
 	    giong_http_router_add(router, "GET", "/health", health, NULL) ||
+	    giong_http_router_add(router, "GET", "/slow", slow, NULL) ||
 	    (r = giong_http_server_new(router, &so, &o.ep[0].srv))) {
 		fprintf(stderr, "http: out of memory\n");
 		return 1;

@@ -309,6 +309,7 @@ static int error_status(int err)
 	case -ETIMEDOUT:
 		return 408;
 	case -EBADMSG:
+	case -ECONNRESET: /* the body ended early: the request is incomplete */
 		return 400;
 	default:
 		return 500;

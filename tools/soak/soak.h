@@ -36,6 +36,15 @@ struct soak_opts {
 	bool no_trim;    /* --no-trim: sample VmRSS without malloc_trim(0) first */
 	struct giong_addr addr;
 	char addr_text[128];
+	/* --http: the clients talk HTTP to the example server tools/http, which
+	 * the soak starts (http.c) */
+	bool http;
+	const char *tls;         /* --tls wolfssl|openssl: HTTPS; NULL: plain HTTP */
+	const char *http_bin;    /* --http-bin: the server's program */
+	const char *certs;       /* --certs DIR: server.pem, server.key, ca.pem */
+	unsigned server_workers; /* --server-workers (default: --workers) */
+	char origin[160];        /* "http://127.0.0.1:PORT" or "https://localhost:PORT" */
+	bool lenient;            /* GIONG_FAULTS set: failed requests are the plan's */
 };
 extern struct soak_opts opt;
 
@@ -67,7 +76,22 @@ extern struct soak_opts opt;
 	X(srv_closed)                                                                              \
 	X(srv_reset)                                                                               \
 	X(srv_pipe)                                                                                \
-	X(srv_other)
+	X(srv_other)                                                                               \
+	X(http_requests)                                                                           \
+	X(http_steady)                                                                             \
+	X(http_steady_failed)                                                                      \
+	X(http_failed)                                                                             \
+	X(http_pipelines)                                                                          \
+	X(http_pipelined)                                                                          \
+	X(http_raw_bursts)                                                                         \
+	X(http_chunked)                                                                            \
+	X(http_cutoffs)                                                                            \
+	X(http_cutoff_answers)                                                                     \
+	X(http_resets)                                                                             \
+	X(http_timed_out)                                                                          \
+	X(http_cancelled)                                                                          \
+	X(http_deadline_steps)                                                                     \
+	X(http_cancel_steps)
 
 struct soak_counters {
 #define X(n) _Atomic uint64_t n;
@@ -179,5 +203,35 @@ int consume(struct conn *c, const uint8_t *p, size_t n);
 
 /* client.c: one client task, sessions of random steps until stop. */
 intptr_t client_task(void *arg);
+
+/* http.c: --http, the server process and the HTTP client tasks. */
+#define HTTP_MAX_BODY (256u * 1024u) /* largest request body */
+struct soak_server {
+	int pid;
+	char dir[64];  /* the temporary directory: the server's log, certificates */
+	char log[128]; /* its standard error */
+};
+/* Its temporary directory, and the certificates when --tls has no --certs.
+ * 0, or -1 (said). */
+int http_server_prepare(struct soak_server *srv);
+/* Start tools/http as @opt asks, wait until it listens. 0, or -1 (said). */
+int http_server_start(struct soak_server *srv);
+/* SIGTERM, wait (bounded); the exit status (0 clean), -1 after a kill. */
+int http_server_stop(struct soak_server *srv);
+/* Print the server's --stats lines; remove the directory. */
+void http_server_cleanup(struct soak_server *srv, bool show_log);
+/* The client settings, once (before the runtime runs); their end. 0, -1
+ * (said), or 77: a backend (or HTTP) this build does not have (said). */
+int http_clients_init(void);
+void http_clients_free(void);
+/* One worker's end: its pooled connections closed. */
+void http_clients_worker_done(void);
+/* One HTTP client task (struct client *), until stop. */
+intptr_t http_client_task(void *arg);
+/* proc.c: a free loopback port; descriptors and VmRSS (KiB) of process
+ * @pid (0: this one), -1 when gone. */
+int soak_pick_port(void);
+int count_fds_of(int pid);
+long rss_kib_of(int pid);
 
 #endif /* GIONG_TOOLS_SOAK_H */

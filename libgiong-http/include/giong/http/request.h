@@ -106,7 +106,8 @@ GIONG_API int giong_http_request_client_addr(const struct giong_http_request *r,
  * Errors a handler may return as they are, and what the client then gets
  * (the connection is closed after each): -EMSGSIZE (the body limit: 413),
  * -ETIMEDOUT (the body deadline: 408), -EBADMSG (a malformed chunked body:
- * 400). Also -ECONNRESET or -EPIPE (the client is gone), -EALREADY (read()
+ * 400), -ECONNRESET (the stream ended before the body did: 400, for a client
+ * that only half-closed). Also -EPIPE (the client is gone), -EALREADY (read()
  * after body(), or the reverse), -ENOMEM, -EINVAL (NULL arguments).
  */
 
