@@ -38,38 +38,54 @@ void giong__http_body_end(struct giong__http_frame *f)
 	f->req.frame = NULL;
 }
 
+/* Write what the batch holds before this request's response (the answers to
+ * earlier pipelined requests), then @line[0..@len) if given, and keep what
+ * was begun of this response (moved to the batch's start). */
+static int write_earlier(struct giong__http_frame *f, const char *line, size_t len)
+{
+	struct giong__http_conn *c = f->c;
+	struct giong__http_out *o;
+	size_t hs, rest;
+	struct iovec iov[2];
+	char *save;
+	int r, n = 0;
+
+	if (!len &&
+	    (!c->batch || c->sending || !(f->res.started ? f->res.head_start : c->batch->out.len)))
+		return 0; /* nothing earlier waits in the batch, or it is on its way */
+	if ((r = giong__http_frame_reserve(f, 0)))
+		return r;
+	o = &c->batch->out;
+	hs = f->res.started ? f->res.head_start : o->len;
+	if (hs)
+		iov[n++] = (struct iovec){o->data, hs};
+	if (len)
+		iov[n++] = (struct iovec){(void *)line, len};
+	if (!n)
+		return 0;
+	rest = o->len - hs;
+	save = rest ? malloc(rest) : NULL;
+	if (rest && !save)
+		return -ENOMEM;
+	if (rest)
+		memcpy(save, o->data + hs, rest);
+	giong__http_out_clear(o);
+	r = giong__http_frame_write(f, iov, n);
+	if (r == 0 && rest)
+		r = giong__http_out_append(o, save, rest);
+	free(save);
+	f->res.head_start = 0;
+	return r;
+}
+
 /* The client waits for "100 Continue" before it sends the body: it goes out
  * now, ahead of this request's response if that was begun in the batch. */
 static int send_continue(struct giong__http_frame *f)
 {
-	struct giong__http_out *o = &f->c->batch->out;
-	size_t hs = f->res.started ? f->res.head_start : o->len;
-	struct iovec iov[2];
 	int r;
 
 	f->body.continue_sent = true;
-	if ((r = giong__http_frame_reserve(f, 0)))
-		return r;
-	hs = f->res.started ? f->res.head_start : o->len;
-	iov[0] = (struct iovec){o->data, hs};
-	iov[1] = (struct iovec){(void *)continue_line, sizeof(continue_line) - 1};
-	/* What came before this response, then the 100, then what was begun of
-	 * this response (moved to the batch's start). */
-	{
-		size_t rest = o->len - hs;
-		char *save = rest ? malloc(rest) : NULL;
-
-		if (rest && !save)
-			return -ENOMEM;
-		if (rest)
-			memcpy(save, o->data + hs, rest);
-		giong__http_out_clear(o);
-		r = giong__http_frame_write(f, iov, 2);
-		if (r == 0 && rest)
-			r = giong__http_out_append(o, save, rest);
-		free(save);
-	}
-	f->res.head_start = 0;
+	r = write_earlier(f, continue_line, sizeof(continue_line) - 1);
 	giong__http_count_status(f->c->w, 100);
 	return r;
 }
@@ -99,7 +115,17 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 	saved = giong_deadline_set(b->deadline);
 	for (;;) {
 		const char *p;
-		ssize_t n = giong__http_frame_peek(f, &p);
+		ssize_t n;
+
+		/* About to wait for body bytes: the answers to earlier pipelined
+		 * requests go first, as a client may wait for them before it sends
+		 * the rest of this body. */
+		if (!f->in.len && !f->in.blen && !f->in.eof && (n = write_earlier(f, NULL, 0))) {
+			b->error = (int)n;
+			ret = n;
+			break;
+		}
+		n = giong__http_frame_peek(f, &p);
 
 		if (n <= 0) {
 			ret = n == 0 || n == -ECANCELED ? (n ? n : -ECONNRESET) : n;

@@ -6,6 +6,8 @@
  *    Content-Length and chunked in chunks of varied sizes, byte for byte;
  *  - read in small pieces (giong_http_request_read());
  *  - Expect: 100-continue: the 100 before the body, none before a 413;
+ *  - pipelined: the answers to earlier requests go before the server waits
+ *    for the rest of a later request's body;
  *  - a body past the limit (chunked) gets 413; one the handler did not read
  *    is dropped and the connection serves on;
  *  - a client that stops half-way gets 408 after body_timeout_ms; one that
@@ -331,6 +333,30 @@ static void pipelined_client(struct ht *h)
 	gt_check_true(ht_header(&r, "X-Before", hd, sizeof(hd)) && !strcmp(hd, "1"));
 	ht_resp_free(&r);
 
+	/* A request answered, then one whose body comes in two writes, the second
+	 * only after the first answer arrived (a client that waits for it): that
+	 * answer must go before the server waits for the rest of the body. Before,
+	 * it sat in the batch until the body deadline (30 s). */
+	{
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		gt_check_int_equal(
+			ht_send_str(c.fd, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n"
+					  "\r\nhiPOST /echo HTTP/1.1\r\nHost: t\r\n"
+					  "Content-Length: 10\r\n\r\nabc"),
+			0);
+		gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		gt_check_string_equal(r.body, "hi");
+		gt_check_true(t1.tv_sec - t0.tv_sec < 3); /* the body deadline is 30 s */
+		ht_resp_free(&r);
+		gt_check_int_equal(ht_send_str(c.fd, "defghij"), 0);
+		gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+		gt_check_string_equal(r.body, "abcdefghij");
+		ht_resp_free(&r);
+	}
+
 	/* Trailers are read and dropped; the connection serves on. */
 	gt_check_int_equal(
 		ht_request(&c,
@@ -369,9 +395,9 @@ static void test_pipelined(void **state)
 	(void)state;
 	setup(&h);
 	ht_run(&h, pipelined_client);
-	assert_int_equal(h.stats.requests, 8 + 4 + 1);
+	assert_int_equal(h.stats.requests, 8 + 4 + 1 + 2);
 	assert_int_equal(h.stats.responses[0], 1);
-	assert_int_equal(h.stats.responses[1], 8 + 4 + 1);
+	assert_int_equal(h.stats.responses[1], 8 + 4 + 1 + 2);
 }
 
 /* ------------------------------------------------------- slow and gone */
