@@ -309,7 +309,8 @@ static int error_status(int err)
 	case -ETIMEDOUT:
 		return 408;
 	case -EBADMSG:
-	case -ECONNRESET: /* the body ended early: the request is incomplete */
+	case -ECONNRESET:          /* the body ended early: the request is incomplete */
+	case GIONG_ETLS_TRUNCATED: /* the same over TLS, without close_notify */
 		return 400;
 	default:
 		return 500;

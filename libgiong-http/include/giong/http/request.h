@@ -107,7 +107,8 @@ GIONG_API int giong_http_request_client_addr(const struct giong_http_request *r,
  * (the connection is closed after each): -EMSGSIZE (the body limit: 413),
  * -ETIMEDOUT (the body deadline: 408), -EBADMSG (a malformed chunked body:
  * 400), -ECONNRESET (the stream ended before the body did: 400, for a client
- * that only half-closed). Also -EPIPE (the client is gone), -EALREADY (read()
+ * that only half-closed), GIONG_ETLS_TRUNCATED (the same over TLS, the end
+ * without close_notify: 400). Also -EPIPE (the client is gone), -EALREADY (read()
  * after body(), or the reverse), -ENOMEM, -EINVAL (NULL arguments).
  */
 
