@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "giong_faults.h"
 #include "internal.h"
 #include "op.h"
 
@@ -74,9 +75,18 @@ static struct giong__op *op_find(struct giong__op_slab *s, uint64_t user_data)
 	return op;
 }
 
+/* A free slot of the SQ, or NULL when it is full; GIONG_FAULTS: or when the
+ * plan says it is. */
+static struct io_uring_sqe *get_sqe(struct giong__worker *w)
+{
+	if (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_SQE)))
+		return NULL;
+	return io_uring_get_sqe(&w->ring.ring);
+}
+
 struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring.ring);
+	struct io_uring_sqe *sqe = get_sqe(w);
 
 	while (GIONG__UNLIKELY(!sqe)) {
 		/* SQ full: hand the kernel what is queued, then take the slot.
@@ -96,7 +106,7 @@ struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 				return NULL;
 			giong__reap(w);
 		}
-		sqe = io_uring_get_sqe(&w->ring.ring);
+		sqe = get_sqe(w);
 	}
 	/* liburing leaves the slot as its last user left it. Until the caller
 	 * prepares and binds it, it is a no-op owned by nobody (user_data 0,

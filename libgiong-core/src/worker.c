@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fiber.h"
+#include "giong_faults.h"
 
 /* initial-exec: read with one instruction, not a __tls_get_addr call. */
 __thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
@@ -260,6 +261,7 @@ int giong__worker_run(struct giong__worker *w)
 	int err;
 
 	giong__tls_worker = w;
+	giong__faults_thread(w->index); /* GIONG_FAULTS: this worker's decisions replay */
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
 	if (err) {
 		giong__worker_refuse(w);

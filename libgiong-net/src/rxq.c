@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "giong_faults.h"
 #include "giong_private.h"
 #include "rxq.h"
 
@@ -146,6 +147,12 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 	if (!more) {
 		q->armed = false;
 		q->cancel_sent = false;
+		/* GIONG_FAULTS: the plan cancelled it (below); its end is taken
+		 * for the pool running dry. An end with data or the stream's end
+		 * is what it is. */
+		if (q->fault_nobufs && res == -ECANCELED)
+			res = -ENOBUFS;
+		q->fault_nobufs = 0;
 	}
 	/* notify() may call on_ready, which may close the socket; hold q so
 	 * that giong__net_rxq_close() does not free it under us: freed below. */
@@ -188,6 +195,14 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		notify(q);
 	}
 	q->held = 0;
+	/* GIONG_FAULTS: end the multishot as a dry pool would, after this
+	 * completion: cancelled now, its final CQE becomes -ENOBUFS (above),
+	 * and the stream waits for the pool and re-arms. */
+	if (GIONG__UNLIKELY(more && q->armed && !q->cancel_sent && !q->closing) &&
+	    giong__fault(GIONG__FAULT_NOBUFS)) {
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
+		q->fault_nobufs = q->cancel_sent;
+	}
 	if (!q->armed) {
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
