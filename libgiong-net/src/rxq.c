@@ -108,12 +108,27 @@ static void maybe_free(struct giong__rxq *q)
 	}
 }
 
+/*
+ * Arm again from the worker's loop (a completion callback). There giong_sqe()
+ * gives NULL when the SQ is full and the kernel will not take more until the
+ * loop reaps: the receive is then left unarmed, and a task parked in
+ * giong__net_rxq_wait() would wait for ever. Tell the owner instead, as an
+ * arrival would: the waiting task (or the one the readable callback starts)
+ * arms it from its own context, where a full SQ is made room in. q may be
+ * gone after this (the callback may close it).
+ */
+static void rearm(struct giong__rxq *q)
+{
+	if (giong__net_rxq_arm(q) < 0)
+		notify(q);
+}
+
 static void pool_refilled(struct giong_bufpool_waiter *w)
 {
 	struct giong__rxq *q = giong__container_of(w, struct giong__rxq, pool_wait);
 
 	q->wait_pool = false;
-	giong__net_rxq_arm(q);
+	rearm(q);
 }
 
 static void pause_receive(struct giong__rxq *q)
@@ -207,7 +222,7 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
 		else if (!q->paused && !q->wait_pool)
-			giong__net_rxq_arm(q); /* ended on its own: keep receiving */
+			rearm(q); /* ended on its own: keep receiving */
 	}
 }
 
