@@ -133,12 +133,13 @@ static inline bool gt_check_mem(const void *a, const void *b, size_t n, const ch
 static inline bool gt_check_str(bool want_equal, const char *a, const char *b, const char *ea,
 				const char *eb, const char *file, int line)
 {
-	bool equal = strcmp(a, b) == 0;
+	/* NULL (a call that failed) equals only NULL, and is printed as such. */
+	bool equal = a && b ? strcmp(a, b) == 0 : a == b;
 
 	if (equal == want_equal)
 		return true;
 	return gt_check_failed(file, line, "%s %s %s: \"%s\" vs \"%s\"", ea,
-			       want_equal ? "==" : "!=", eb, a, b);
+			       want_equal ? "==" : "!=", eb, a ? a : "(null)", b ? b : "(null)");
 }
 
 #define gt_check_true(c) ((c) ? true : gt_check_failed(__FILE__, __LINE__, "%s", #c))
