@@ -9,6 +9,7 @@
 #     [DEFINES <private compile definitions>]
 #     [GENERATED_HEADER_DIRS <dirs>]      # extra include/ roots in the build tree
 #     [DEB_DEV_DEPENDS "liburing-dev (>= 2.3)"]
+#     [FAULTS_EXPORTS <names>]             # GIONG_FAULTS=ON only: internals exported too
 #     DESCRIPTION "one line")
 #
 # Makes, for name "net" (name "tls_wolfssl" gives giong-tls-wolfssl, giong::tls_wolfssl):
@@ -22,6 +23,10 @@
 # Install: components <name> (runtime .so) and <name>_dev (headers, namelink, .a, targets
 # file giong-<name>-targets.cmake, giong-<dash>.pc). A file giong-<dash>.sym next to the
 # calling CMakeLists.txt, if present, is used as the linker version script.
+# GIONG_FAULTS=ON: every C source is compiled with -include private/giong_faults.h (the
+# allocation wrappers, see there), and a library with FAULTS_EXPORTS links a version script
+# generated from its own with one more node, GIONG_FAULTS, exporting those internals
+# (tests/build/check-exports.sh knows it).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -33,7 +38,7 @@ set(GIONG_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/giong")
 function(giong_add_library name)
   cmake_parse_arguments(PARSE_ARGV 1 A ""
     "DESCRIPTION"
-    "SOURCES;DEPS;PRIVATE_DEPS;PC_REQUIRES_PRIVATE;PC_LIBS_PRIVATE;DEFINES;GENERATED_HEADER_DIRS;DEB_DEV_DEPENDS")
+    "SOURCES;DEPS;PRIVATE_DEPS;PC_REQUIRES_PRIVATE;PC_LIBS_PRIVATE;DEFINES;GENERATED_HEADER_DIRS;DEB_DEV_DEPENDS;FAULTS_EXPORTS")
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "giong_add_library(${name}): unknown arguments ${A_UNPARSED_ARGUMENTS}")
   endif()
@@ -80,6 +85,12 @@ function(giong_add_library name)
   target_include_directories(${tgt}-obj PRIVATE ${header_dirs} "${src_dir}/src" "${GIONG_PRIVATE_DIR}")
   target_compile_definitions(${tgt}-obj PRIVATE _GNU_SOURCE ${A_DEFINES})
   target_link_libraries(${tgt}-obj PRIVATE ${dep_targets} ${A_PRIVATE_DEPS})
+  if(GIONG_FAULTS)
+    # The libraries' own allocations through the fault plan (private/giong_faults.h).
+    target_compile_options(${tgt}-obj PRIVATE
+      "$<$<COMPILE_LANGUAGE:C>:SHELL:-include ${GIONG_PRIVATE_DIR}/giong_faults.h>")
+    target_compile_definitions(${tgt}-obj PRIVATE GIONG__FAULTS_ALLOC)
+  endif()
 
   # --- the library (compiles nothing itself: visibility and _GNU_SOURCE are on the objects) --
   add_library(${tgt} $<TARGET_OBJECTS:${tgt}-obj>)
@@ -98,6 +109,18 @@ function(giong_add_library name)
       target_link_options(${tgt} PRIVATE "LINKER:--no-undefined")
     endif()
     set(symfile "${src_dir}/giong-${dash}.sym")
+    if(EXISTS "${symfile}" AND GIONG_FAULTS AND A_FAULTS_EXPORTS)
+      # The library's own script and one more node for the fault plan's internals.
+      file(READ "${symfile}" sym)
+      list(JOIN A_FAULTS_EXPORTS ";\n\t" names)
+      string(APPEND sym "\n/* GIONG_FAULTS=ON only (cmake/GiongLibrary.cmake) */\n"
+        "GIONG_FAULTS {\nglobal:\n\t${names};\n};\n")
+      set(gen "${CMAKE_CURRENT_BINARY_DIR}/giong-${dash}-faults.sym")
+      file(CONFIGURE OUTPUT "${gen}" CONTENT "${sym}" @ONLY)
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${symfile}")
+      set(symfile "${gen}")
+      set_property(GLOBAL PROPERTY GIONG_LIB_${name}_SYMFILE "${gen}")
+    endif()
     if(EXISTS "${symfile}")
       target_link_options(${tgt} PRIVATE "LINKER:--version-script=${symfile}")
       set_property(TARGET ${tgt} APPEND PROPERTY LINK_DEPENDS "${symfile}")
@@ -120,6 +143,9 @@ function(giong_add_library name)
   set_property(GLOBAL PROPERTY GIONG_LIB_${name}_DEB_DEV_DEPENDS "${A_DEB_DEV_DEPENDS}")
   set_property(GLOBAL PROPERTY GIONG_LIB_${name}_HEADER_DIRS "${header_dirs}")
   set_property(GLOBAL PROPERTY GIONG_LIB_${name}_SOURCE_DIR "${src_dir}")
+  if(GIONG_FAULTS)
+    set_property(GLOBAL PROPERTY GIONG_LIB_${name}_FAULTS_EXPORTS "${A_FAULTS_EXPORTS}")
+  endif()
   # How giongConfig.cmake finds the private dependencies. Only a static library's exported
   # target references them ($<LINK_ONLY:...>); a shared one hides them completely.
   set(config_find "")

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "giong_faults.h"
 #include "internal.h"
 #include "op.h"
 
@@ -58,6 +59,7 @@ void giong__op_slab_fini(struct giong__op_slab *s)
 	for (uint32_t i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);
+	free(s->stash);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -74,9 +76,58 @@ static struct giong__op *op_find(struct giong__op_slab *s, uint64_t user_data)
 	return op;
 }
 
+/* A free slot of the SQ, or NULL when it is full; GIONG_FAULTS: or when the
+ * plan says it is. */
+static struct io_uring_sqe *get_sqe(struct giong__worker *w)
+{
+	if (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_SQE)))
+		return NULL;
+	return io_uring_get_sqe(&w->ring.ring);
+}
+
+/*
+ * Take every ready CQE off the ring into the stash, in order, running no
+ * callback: they run at the loop's next giong__reap(), before the ring's.
+ * Returns 0, or -ENOMEM (nothing taken: no memory for the stash).
+ */
+static int stash_cqes(struct giong__worker *w)
+{
+	struct io_uring *ring = &w->ring.ring;
+	struct giong__op_slab *s = &w->ops;
+	unsigned ready = io_uring_cq_ready(ring), head, n = 0;
+	struct io_uring_cqe *cqe;
+
+	if (!ready)
+		return 0;
+	if (s->stash_head) { /* to the front: the free room is at the end */
+		memmove(s->stash, s->stash + s->stash_head, s->stash_n * sizeof(*s->stash));
+		s->stash_head = 0;
+	}
+	if (s->stash_n + ready > s->stash_cap) {
+		unsigned cap = s->stash_cap ? s->stash_cap : *ring->cq.kring_entries;
+		struct giong__cqe_copy *v;
+
+		while (cap < s->stash_n + ready)
+			cap *= 2;
+		if (!(v = realloc(s->stash, cap * sizeof(*v))))
+			return -ENOMEM;
+		s->stash = v;
+		s->stash_cap = cap;
+	}
+	io_uring_for_each_cqe(ring, head, cqe) {
+		s->stash[s->stash_n++] =
+			(struct giong__cqe_copy){cqe->user_data, cqe->res, cqe->flags};
+		if (++n == ready)
+			break;
+	}
+	io_uring_cq_advance(ring, n);
+	w->stats.cqes_reaped += n;
+	return 0;
+}
+
 struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring.ring);
+	struct io_uring_sqe *sqe = get_sqe(w);
 
 	while (GIONG__UNLIKELY(!sqe)) {
 		/* SQ full: hand the kernel what is queued, then take the slot.
@@ -85,18 +136,16 @@ struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			return NULL;
-		if (ret == -EBUSY || ret == -EAGAIN) {
+		if ((ret == -EBUSY || ret == -EAGAIN) && stash_cqes(w)) {
 			/* The kernel's CQ backlog is full: it will not take more
-			 * until we reap. Completions only queue work (wake
-			 * tasks), so reaping here is safe - but not from inside
-			 * a completion callback: the CQEs reaped now would run
-			 * before the rest of the outer batch, and a multishot
-			 * operation's final CQE before its earlier ones. */
-			if (w->reaping)
-				return NULL;
-			giong__reap(w);
+			 * until CQEs leave the ring. They are stashed, not
+			 * dispatched: a callback run here could free what our
+			 * caller is using (a stream it is closing), and inside
+			 * a callback it would run before the rest of the outer
+			 * batch. No memory for the stash: give up. */
+			return NULL;
 		}
-		sqe = io_uring_get_sqe(&w->ring.ring);
+		sqe = get_sqe(w);
 	}
 	/* liburing leaves the slot as its last user left it. Until the caller
 	 * prepares and binds it, it is a no-op owned by nobody (user_data 0,
@@ -181,20 +230,35 @@ void giong__reap(struct giong__worker *w)
 		return; /* from a callback of this very loop: it reaps on */
 	w->reaping = true;
 	for (;;) {
+		struct giong__op_slab *s = &w->ops;
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;
 
-		io_uring_for_each_cqe(ring, head, cqe) {
-			batch[n].ud = cqe->user_data;
-			batch[n].res = cqe->res;
-			batch[n].flags = cqe->flags;
-			if (++n == 64)
-				break;
+		/* What giong__sqe() stashed came off the ring before what is
+		 * on it now: first. (A callback may stash more: at the end.) */
+		while (s->stash_n && n < 64) {
+			struct giong__cqe_copy *c = &s->stash[s->stash_head];
+
+			batch[n].ud = c->ud;
+			batch[n].res = c->res;
+			batch[n++].flags = c->flags;
+			s->stash_head++;
+			if (!--s->stash_n)
+				s->stash_head = 0;
 		}
-		if (!n)
-			break;
-		io_uring_cq_advance(ring, n);
-		w->stats.cqes_reaped += n;
+		if (!n) {
+			io_uring_for_each_cqe(ring, head, cqe) {
+				batch[n].ud = cqe->user_data;
+				batch[n].res = cqe->res;
+				batch[n].flags = cqe->flags;
+				if (++n == 64)
+					break;
+			}
+			if (!n)
+				break;
+			io_uring_cq_advance(ring, n);
+			w->stats.cqes_reaped += n;
+		}
 		for (unsigned i = 0; i < n; i++) {
 			if (batch[i].flags & IORING_CQE_F_BUFFER)
 				giong__bufpool_consumed(w);

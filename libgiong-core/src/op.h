@@ -29,17 +29,29 @@ struct giong__op {
 #define GIONG__OP_CHUNK_SHIFT 8
 #define GIONG__OP_CHUNK (1u << GIONG__OP_CHUNK_SHIFT)
 
+/* A CQE taken off the ring, its callback not run yet. */
+struct giong__cqe_copy {
+	uint64_t ud;
+	int res;
+	unsigned flags;
+};
+
 struct giong__op_slab {
 	struct giong__op **chunks;
 	uint32_t nchunks;
 	uint32_t free_head; /* index + 1, 0 = none */
 	uint32_t live;
+	/* CQEs giong__sqe() took off a full CQ to make the kernel take more,
+	 * in order, for giong__reap() to dispatch before the ring's: entries
+	 * [stash_head, stash_head + stash_n) of stash_cap (grown on demand). */
+	struct giong__cqe_copy *stash;
+	unsigned stash_head, stash_n, stash_cap;
 };
 
 void giong__op_slab_fini(struct giong__op_slab *s);
 /* A free SQE, cleared to an ignored no-op; with a full SQ, submits (and, if
- * the kernel's CQ backlog is full, reaps) to make room. NULL if none can be
- * had. */
+ * the kernel's CQ backlog is full, takes the CQEs off the ring into the
+ * stash, running no callback) to make room. NULL if none can be had. */
 struct io_uring_sqe *giong__sqe(struct giong__worker *w);
 /* Bind @sqe to a new slab entry calling @fn(@ctx, res, flags) on each CQE. */
 int giong__op_start(struct giong__worker *w, struct io_uring_sqe *sqe, giong_op_fn fn, void *ctx,

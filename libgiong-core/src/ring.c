@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "giong_faults.h"
 #include "internal.h"
 #include "ring.h"
 
@@ -198,6 +199,15 @@ int giong__ring_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeou
 	if (r->registered_fd) {
 		fd = ring->enter_ring_fd;
 		flags |= IORING_ENTER_REGISTERED_RING;
+	}
+	/* GIONG_FAULTS: the enter fails before it is made, as the kernel's can
+	 * (a signal, a CQ backlog it cannot flush); the SQEs flushed above stay
+	 * in the SQ for the next enter. The callers cope with each. */
+	uint64_t fault = giong__fault(GIONG__FAULT_ENTER);
+	if (GIONG__UNLIKELY(fault)) {
+		static const int errs[] = {-EINTR, -EAGAIN, -EBUSY};
+
+		return errs[fault % 3];
 	}
 	w->stats.enters++;
 	if (wait_nr)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fiber.h"
+#include "giong_faults.h"
 
 /* initial-exec: read with one instruction, not a __tls_get_addr call. */
 __thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
@@ -129,6 +130,13 @@ static void check_lifecycle(struct giong__worker *w)
 		giong__cancel_all_fibers(w);
 }
 
+/* Completions wait to be dispatched: on the ring, or stashed off it by
+ * giong__sqe() (op.c). */
+static bool cqes_ready(struct giong__worker *w)
+{
+	return io_uring_cq_ready(&w->ring.ring) || w->ops.stash_n;
+}
+
 /* Busy-poll for up to spin_ns before sleeping in the kernel; reading
  * shared memory only, no system call. */
 static void spin(struct giong__worker *w)
@@ -139,7 +147,8 @@ static void spin(struct giong__worker *w)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + w->spin_ns;
 	for (unsigned i = 0;; i++) {
-		if (giong__ring_has_work(&w->ring) || atomic_load(&w->mbox.pending))
+		if (giong__ring_has_work(&w->ring) || w->ops.stash_n ||
+		    atomic_load(&w->mbox.pending))
 			return;
 		giong__cpu_relax();
 		if ((i & 63) == 63) {
@@ -172,13 +181,13 @@ static void tick_wait(struct giong__worker *w)
 			 * nothing to answer. */
 			if (io_uring_sq_ready(ring))
 				giong__ring_enter(w, 0, UINT64_MAX);
-			if (!io_uring_cq_ready(ring))
+			if (!cqes_ready(w))
 				spin(w);
 		}
 		atomic_store(&w->mbox.sleeping, true);
 		/* Completions already posted need no wait, and no enter at all
 		 * when nothing is left to submit. */
-		if (!atomic_load(&w->mbox.pending) && !io_uring_cq_ready(ring)) {
+		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w)) {
 			wait_nr = 1;
 			if (next != UINT64_MAX)
 				timeout = next > w->now ? next - w->now : 0;
@@ -193,7 +202,7 @@ static void tick_wait(struct giong__worker *w)
 			struct timespec nap = {0, 200000};
 
 			giong__ring_enter(w, 0, UINT64_MAX);
-			if (!io_uring_cq_ready(ring))
+			if (!cqes_ready(w))
 				nanosleep(&nap, NULL);
 			atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
 			return;
@@ -247,7 +256,7 @@ static void drain(struct giong__worker *w)
 
 		if (now >= end)
 			break;
-		giong__ring_enter(w, 1, min_u64(end - now, 50));
+		giong__ring_enter(w, w->ops.stash_n ? 0 : 1, min_u64(end - now, 50));
 		giong__reap(w);
 		giong__op_cancel_all(w); /* ops started by callbacks meanwhile */
 	}
@@ -260,6 +269,7 @@ int giong__worker_run(struct giong__worker *w)
 	int err;
 
 	giong__tls_worker = w;
+	giong__faults_thread(w->index); /* GIONG_FAULTS: this worker's decisions replay */
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
 	if (err) {
 		giong__worker_refuse(w);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "giong_faults.h"
 #include "giong_private.h"
 #include "rxq.h"
 
@@ -107,12 +108,27 @@ static void maybe_free(struct giong__rxq *q)
 	}
 }
 
+/*
+ * Arm again from the worker's loop (a completion callback). There giong_sqe()
+ * gives NULL when the SQ is full and the kernel will not take more until the
+ * loop reaps: the receive is then left unarmed, and a task parked in
+ * giong__net_rxq_wait() would wait for ever. Tell the owner instead, as an
+ * arrival would: the waiting task (or the one the readable callback starts)
+ * arms it from its own context, where a full SQ is made room in. q may be
+ * gone after this (the callback may close it).
+ */
+static void rearm(struct giong__rxq *q)
+{
+	if (giong__net_rxq_arm(q) < 0)
+		notify(q);
+}
+
 static void pool_refilled(struct giong_bufpool_waiter *w)
 {
 	struct giong__rxq *q = giong__container_of(w, struct giong__rxq, pool_wait);
 
 	q->wait_pool = false;
-	giong__net_rxq_arm(q);
+	rearm(q);
 }
 
 static void pause_receive(struct giong__rxq *q)
@@ -146,6 +162,12 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 	if (!more) {
 		q->armed = false;
 		q->cancel_sent = false;
+		/* GIONG_FAULTS: the plan cancelled it (below); its end is taken
+		 * for the pool running dry. An end with data or the stream's end
+		 * is what it is. */
+		if (q->fault_nobufs && res == -ECANCELED)
+			res = -ENOBUFS;
+		q->fault_nobufs = 0;
 	}
 	/* notify() may call on_ready, which may close the socket; hold q so
 	 * that giong__net_rxq_close() does not free it under us: freed below. */
@@ -188,11 +210,19 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		notify(q);
 	}
 	q->held = 0;
+	/* GIONG_FAULTS: end the multishot as a dry pool would, after this
+	 * completion: cancelled now, its final CQE becomes -ENOBUFS (above),
+	 * and the stream waits for the pool and re-arms. */
+	if (GIONG__UNLIKELY(more && q->armed && !q->cancel_sent && !q->closing) &&
+	    giong__fault(GIONG__FAULT_NOBUFS)) {
+		q->cancel_sent = giong_op_cancel(q->op_id) == 0;
+		q->fault_nobufs = q->cancel_sent;
+	}
 	if (!q->armed) {
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
 		else if (!q->paused && !q->wait_pool)
-			giong__net_rxq_arm(q); /* ended on its own: keep receiving */
+			rearm(q); /* ended on its own: keep receiving */
 	}
 }
 

@@ -57,6 +57,9 @@ struct giong__rxq {
 			    * flag, not a count: completions are never reaped
 			    * inside a completion callback, so rx_cqe does not
 			    * nest) */
+	/* GIONG_FAULTS: the plan cancelled the multishot; its end is taken
+	 * for -ENOBUFS (rxq.c). Never set in another build. */
+	unsigned fault_nobufs : 1;
 	const struct giong__rxq_ops *ops;
 
 	union {

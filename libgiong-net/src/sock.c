@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "giong_faults.h"
 #include "giong_private.h"
 #include "sock.h"
 
@@ -110,6 +111,42 @@ static unsigned io_len(size_t len)
 	return len > INT_MAX ? INT_MAX : (unsigned)len;
 }
 
+/* GIONG_FAULTS: @len, or less when the plan cuts this send or receive
+ * short (at least 1 byte: a short count, never a false end of stream). */
+static size_t fault_len(size_t len)
+{
+	uint64_t v = len > 1 ? giong__fault(GIONG__FAULT_SHORT) : 0;
+
+	return GIONG__UNLIKELY(v) ? 1 + (size_t)(v % (len - 1)) : len;
+}
+
+#define FAULT_IOV 8
+
+/* GIONG_FAULTS: 0, or the plan cuts a gathered send short: the count of
+ * buffers copied into @out (at most FAULT_IOV), holding a prefix of @iov's
+ * bytes that is at least 1 byte and shorter than the whole. */
+static int fault_iov(const struct iovec *iov, int niov, struct iovec *out)
+{
+	uint64_t v = giong__fault(GIONG__FAULT_SHORT);
+	size_t total = 0, cut, got = 0;
+	int k = 0;
+
+	if (GIONG__LIKELY(!v))
+		return 0;
+	for (int i = 0; i < niov; i++)
+		total += iov[i].iov_len;
+	if (total < 2)
+		return 0;
+	cut = 1 + (size_t)(v % (total - 1));
+	for (int i = 0; i < niov && k < FAULT_IOV && got < cut; i++) {
+		out[k] = iov[i];
+		if (out[k].iov_len > cut - got)
+			out[k].iov_len = cut - got;
+		got += out[k++].iov_len;
+	}
+	return got ? k : 0;
+}
+
 static void sock_leave(struct giong__sock *s)
 {
 	s->busy--;
@@ -157,6 +194,7 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 
 	if ((r = sock_enter(s)))
 		return r;
+	len = fault_len(len);
 	if (!q->armed && !q->count && !q->paused && !q->wait_pool && !q->eof && !q->err &&
 	    !s->readable_fn) {
 		n = recv_oneshot(s, buf, len);
@@ -188,6 +226,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 	struct giong__sock *s = to_sock(st);
 	struct io_uring_sqe *sqe;
 	struct msghdr mh;
+	struct iovec short_iov[FAULT_IOV];
 	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
 	ssize_t n;
 	int r;
@@ -207,14 +246,19 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		n = -EBUSY;
 	} else if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
-		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, io_len(iov[0].iov_len), sflags);
+		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base,
+				   io_len(fault_len(iov[0].iov_len)), sflags);
 		n = giong_io(sqe);
 	} else {
-		/* mh lives in this frame and iov is the caller's: both lent to the
-		 * kernel until giong_io returns. */
+		/* GIONG_FAULTS: the plan may cut the send short, to a prefix of
+		 * @iov copied into short_iov. mh and short_iov live in this frame,
+		 * iov and its bytes are the caller's: all lent to the kernel until
+		 * giong_io returns. */
+		int k = fault_iov(iov, niov, short_iov);
+
 		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = (struct iovec *)iov;
-		mh.msg_iovlen = (size_t)niov;
+		mh.msg_iov = k ? short_iov : (struct iovec *)iov;
+		mh.msg_iovlen = (size_t)(k ? k : niov);
 		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, (unsigned)sflags);
 		n = giong_io(sqe);
 	}

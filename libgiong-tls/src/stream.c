@@ -23,6 +23,7 @@
 
 #include <liburing.h>
 
+#include "giong_faults.h"
 #include "tls_int.h"
 
 #include <giong/tls/stream.h>
@@ -120,6 +121,11 @@ static void handshake_failed(struct giong_tls_stream *s, int err)
 		 s->errtext ? s->errtext : giong_strerror(err));
 }
 
+/* One step of the TLS library: @call; GIONG_FAULTS: or, when the plan says
+ * so, @err (the code the backends give for a library error) without
+ * calling the library. */
+#define TLS_STEP(err, call) (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_TLS)) ? (err) : (call))
+
 /* Run @op until it no longer wants to read; parks in lower in between. */
 #define RUN_BACKEND(s, r, call)                                                                    \
 	for (;;) {                                                                                 \
@@ -156,7 +162,7 @@ static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
 	if (s->peer_closed)
 		return 0;
 	s->reading = true;
-	RUN_BACKEND(s, r, s->be->read(s->conn, buf, len));
+	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS, s->be->read(s->conn, buf, len)));
 	if (s->closed)
 		return -EBADF;
 	s->reading = false;
@@ -303,7 +309,7 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 				skip = 0;
 			}
 		}
-		r = s->be->write(s->conn, p, len);
+		r = TLS_STEP(GIONG_ETLS, s->be->write(s->conn, p, len));
 		if (r < 0 || (size_t)r != len) {
 			s->broken = -EPIPE;
 			return failed(s, r < 0 ? (int)r : GIONG_ETLS);
@@ -741,7 +747,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	if (cfg->handshake_ms)
 		saved = giong_deadline_in(cfg->handshake_ms);
 	s->busy++;
-	RUN_BACKEND(s, r, be->handshake(s->conn));
+	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS_HANDSHAKE, be->handshake(s->conn)));
 	if (tls_error(r))
 		handshake_failed(s, r);
 	else if (r < 0)

@@ -15,19 +15,22 @@
 #   - every exported symbol is declared GIONG_API in the library's public headers, and every
 #     GIONG_API declaration there is listed in the script (else it is silently not exported).
 # MANIFEST (tests/build/CMakeLists.txt) gives "root - <source dir>", "inc <lib> <dir>" and
-# "sym <lib> <version script>".
+# "sym <lib> <version script>"; a GIONG_FAULTS=ON build adds "internal <lib> <name>" for the
+# fault plan's internals (private/giong_faults.h), which its generated script exports in one
+# more node, GIONG_FAULTS: they count as declared, and that node name is allowed.
 set -euo pipefail
 trap 'echo "check-exports.sh: stopped by an error at line $LINENO (a bug of this script)" >&2' ERR
 nm=$1 manifest=$2
 shift 2
 
-declare -A incs syms
+declare -A incs syms internals
 root=
 while read -r kind lib rest; do
 	case $kind in
 	root) root=$rest ;;
 	inc) incs[$lib]+="$rest"$'\n' ;;
 	sym) syms[$lib]=$rest ;;
+	internal) internals[$lib]+="$rest"$'\n' ;;
 	esac
 done <"$manifest"
 
@@ -138,7 +141,7 @@ while [ $# -ge 3 ]; do
 
 	# --- what the .so exports -------------------------------------------------------------
 	exports=$("$nm" -D --defined-only "$so" | awk '{ print $2, $3 }')
-	bad=$(printf '%s\n' "$exports" | awk '$2 != "" && $2 !~ /^giong_/ && !($1 == "A" && $2 ~ /^GIONG_[0-9]/) { print "  " $2 }')
+	bad=$(printf '%s\n' "$exports" | awk '$2 != "" && $2 !~ /^giong_/ && !($1 == "A" && $2 ~ /^GIONG_([0-9]|FAULTS$)/) { print "  " $2 }')
 	if [ -n "$bad" ]; then
 		libfail "$sofile exports symbols without the giong_ prefix (missing static? wrong visibility?):"
 		echo "$bad"
@@ -175,6 +178,7 @@ while [ $# -ge 3 ]; do
 		libfail "$symrel has no version node: write the names in GIONG_$major { global: ...; local: *; };"
 	fi
 	for n in $nodes; do
+		[ "$n" = GIONG_FAULTS ] && [ -n "${internals[$lib]:-}" ] && continue
 		if ! [[ $n =~ ^GIONG_${major}(\.[0-9]+)*$ ]]; then
 			libfail "$symrel: version node $n does not belong to $soname: name it" \
 				"GIONG_$major (or GIONG_$major.<n> for a later addition)"
@@ -202,7 +206,8 @@ while [ $# -ge 3 ]; do
 
 	# --- the GIONG_API declarations in the public headers ----------------------------------
 	decls=$(api_decls "${dirs[@]}")
-	declared=$(printf '%s\n' "$decls" | awk -F'\t' 'NF { print $1 }' | sort -u)
+	declared=$( (printf '%s\n' "$decls" | awk -F'\t' 'NF { print $1 }'
+		printf '%s' "${internals[$lib]:-}") | awk NF | sort -u)
 	where() { printf '%s\n' "$decls" | awk -F'\t' -v n="$1" '$1 == n { print $2; exit }'; }
 	hdrdirs=$(for d in "${dirs[@]}"; do if [[ $d == "$root"/* ]]; then printf '%s ' "$(rel "$d")"; fi; done)
 	hdrdirs=${hdrdirs% }

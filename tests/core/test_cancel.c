@@ -106,6 +106,7 @@ struct race {
 	unsigned seed;
 	long written, read_by_tasks;
 	int done, timeouts, cancels, oks, other;
+	bool stop; /* a reader could not be spawned: the writer ends too */
 	struct giong_task *live[64];
 	unsigned nlive;
 	struct giong_stats end;
@@ -148,7 +149,7 @@ static intptr_t race_writer(void *arg)
 {
 	struct race *r = arg;
 
-	while (r->done < NREADS) {
+	while (r->done < NREADS && !r->stop) {
 		for (int i = 0; i < 8; i++) {
 			int p = (int)(rnd(&r->seed) % NPIPES);
 
@@ -176,8 +177,10 @@ static void race_main(unsigned w, void *arg)
 	for (int i = 0; i < NREADS; i++) {
 		struct giong_task *t;
 
-		if (!gt_check_int_equal(giong_spawn(race_reader, r, &t), 0))
+		if (!gt_check_int_equal(giong_spawn(race_reader, r, &t), 0)) {
+			r->stop = true;
 			return;
+		}
 		if (rnd(&r->seed) % 3 == 0) {
 			/* Cancel some at a random moment: now, or after a yield. */
 			if (rnd(&r->seed) % 2)

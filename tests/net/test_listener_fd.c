@@ -17,7 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "giong_test.h"
+#include "net_test.h"
 
 #include <giong/net.h>
 
@@ -202,7 +202,7 @@ static void shared_main(unsigned worker, void *arg)
 			if (!gt_check_int_equal(giong_tcp_connect_addr(&a, &c), 0))
 				break;
 			gt_check_int_equal(giong_stream_write_all(c, "x", 1), 1);
-			gt_check_int_equal(giong_stream_read(c, buf, 2), 2);
+			gt_check_int_equal(nt_stream_read_exact(c, buf, 2), 2);
 			giong_stream_close(c);
 		}
 		giong_shutdown();

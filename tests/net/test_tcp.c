@@ -617,11 +617,19 @@ static intptr_t many_acceptor(void *arg)
 		}
 		struct many_handler *h = malloc(sizeof(*h));
 
-		h->mw = mw;
-		h->s = s;
+		if (h) {
+			h->mw = mw;
+			h->s = s;
+		}
 		mw->handlers_live++;
 		atomic_fetch_add(&m->handlers, 1);
-		giong_spawn(many_handler, h, NULL);
+		if (!h || giong_spawn(many_handler, h, NULL)) {
+			/* No handler (no memory): the client sees the end. */
+			free(h);
+			giong_stream_close(s);
+			mw->handlers_live--;
+			atomic_fetch_add(&m->accept_err, 1);
+		}
 	}
 	giong_listener_close(l);
 	return 0;
@@ -683,7 +691,10 @@ static void many_main(unsigned w, void *arg)
 	if (w != 0)
 		while (!atomic_load(&m->port) && !atomic_load(&m->accept_err))
 			giong_sleep_ms(1);
-	giong_spawn(many_acceptor, &mw, &ta);
+	if (giong_spawn(many_acceptor, &mw, &ta)) {
+		ta = NULL;
+		atomic_fetch_add(&m->accept_err, 1);
+	}
 	while (!atomic_load(&m->port) && !atomic_load(&m->accept_err))
 		giong_sleep_ms(1);
 	tc = calloc(mw.quota, sizeof(*tc));
@@ -691,7 +702,13 @@ static void many_main(unsigned w, void *arg)
 	for (unsigned i = 0; i < mw.quota; i++) {
 		cs[i].mw = &mw;
 		cs[i].id = w * 100000 + i;
-		giong_spawn(many_client, &cs[i], &tc[i]);
+		if (giong_spawn(many_client, &cs[i], &tc[i])) {
+			/* Counted as a client that could not connect. */
+			tc[i] = NULL;
+			atomic_fetch_add(&m->connect_fail, 1);
+			atomic_fetch_add(&m->connected, 1);
+			atomic_fetch_add(&m->echoed_once, 1);
+		}
 	}
 	/* Release the clients once every one of all workers is connected, and
 	 * again once every one has had its first echo. */
@@ -704,12 +721,14 @@ static void many_main(unsigned w, void *arg)
 	mw.phase = 2;
 	giong_waitq_wake_all(&mw.all_echoed, 0);
 	for (unsigned i = 0; i < mw.quota; i++)
-		giong_join(tc[i], NULL);
+		if (tc[i])
+			giong_join(tc[i], NULL);
 	atomic_fetch_add(&m->clients_done, 1);
 	while (atomic_load(&m->clients_done) < (int)m->workers)
 		giong_sleep_ms(1);
 	atomic_store(&m->stop, 1);
-	giong_join(ta, NULL);
+	if (ta)
+		giong_join(ta, NULL);
 	while (mw.handlers_live)
 		giong_sleep_ms(1);
 	free(tc);

@@ -284,6 +284,9 @@ static intptr_t writer_task(void *arg)
 		r = giong_stream_write_all(p->s, buf, n);
 		if (r != (ssize_t)n) {
 			p->err = (int)r;
+			/* A broken TLS stream tells its peer nothing: end the
+			 * socket, or the reader there waits for ever. */
+			shutdown(giong_stream_fd(p->s), SHUT_RDWR);
 			break;
 		}
 		p->done += n;
@@ -322,6 +325,7 @@ static intptr_t reader_task(void *arg)
 		}
 		if (r <= 0) {
 			p->err = r ? (int)r : -ENODATA;
+			shutdown(giong_stream_fd(p->s), SHUT_RDWR); /* its writer ends too */
 			break;
 		}
 		if (!tt_pattern_ok(data, (size_t)r, p->done)) {
@@ -362,12 +366,17 @@ static void bulk_main(unsigned worker, void *arg)
 	p[1] = (struct pump){.s = k, .len = BULK, .use_recv = c->use_recv, .tmo_ms = c->tmo_ms};
 	p[2] = (struct pump){.s = k, .len = BULK, .pauses = c->tmo_ms != 0};
 	p[3] = (struct pump){.s = s, .len = BULK, .use_recv = c->use_recv, .tmo_ms = c->tmo_ms};
-	giong_spawn(writer_task, &p[0], &t[0]);
-	giong_spawn(reader_task, &p[1], &t[1]);
-	giong_spawn(writer_task, &p[2], &t[2]);
-	giong_spawn(reader_task, &p[3], &t[3]);
 	for (int i = 0; i < 4; i++) {
-		giong_join(t[i], NULL);
+		if (giong_spawn(i % 2 ? reader_task : writer_task, &p[i], &t[i])) {
+			/* Not started: the pumps started end on the socket's end. */
+			t[i] = NULL;
+			p[i].err = -ENOMEM;
+			shutdown(giong_stream_fd(s), SHUT_RDWR);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		if (t[i])
+			giong_join(t[i], NULL);
 		gt_check_int_equal(p[i].err, 0);
 		gt_check_int_equal(p[i].done, BULK);
 	}

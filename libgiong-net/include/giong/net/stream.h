@@ -235,11 +235,12 @@ GIONG_API int giong_stream_keep_lower(struct giong_stream *s, struct giong_strea
  * receive stays armed and @fn(@s, @ctx) is called on the worker (outside any
  * task; it must not park, typically it spawns one) when bytes or end of
  * stream arrive while no task waits in recv/read. Called once per arrival
- * until a task reads; @fn may close @s. NULL @fn removes it. An idle stream
- * held this way costs no stack and no pool buffer. Returns 0, -EINVAL,
- * -ENOTSUP for streams that cannot (never passed to the stream beneath, see
- * Stacking), GIONG_ENOTWORKER / -EPERM off the owner worker. Owner worker
- * only.
+ * until a task reads (and, rarely, with nothing new, when the worker could
+ * not re-arm the receive: the task's read re-arms it); @fn may close @s.
+ * NULL @fn removes it. An idle stream held this way costs no stack and no
+ * pool buffer. Returns 0, -EINVAL, -ENOTSUP for streams that cannot (never
+ * passed to the stream beneath, see Stacking), GIONG_ENOTWORKER / -EPERM off
+ * the owner worker. Owner worker only.
  */
 GIONG_API int giong_stream_on_readable(struct giong_stream *s, giong_stream_readable_fn fn,
 				       void *ctx);
