@@ -786,6 +786,7 @@ static void test_s_client_renegotiation(void **state)
 	assert_non_null(strstr(c.p.err, "RENEGOTIATING"));
 	assert_true(strstr(c.p.err, "no renegotiation") || strstr(c.p.err, "alert"));
 	assert_true(WIFEXITED(c.p.status) && WEXITSTATUS(c.p.status) != 0);
+	proc_free(&c.p);
 }
 
 static void test_s_client_killed(void **state)
