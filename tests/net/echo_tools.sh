@@ -125,53 +125,37 @@ refuses() {
 	[ -z "$got" ] && ok "$1 echo does not answer on $2" || no "$1 echo answered on $2: '$got'"
 }
 
-# --- TCP: the default is both loopbacks --------------------------------------------------
-if start echo "$echo_bin" "listening on"; then
-	line=$(grep "listening on" "$work/echo.err")
-	answers tcp 127.0.0.1
-	if [ $v6 = 1 ]; then
-		[[ $line == *"127.0.0.1:$port and [::1]:$port"* ]] &&
-			ok "echo names both addresses: $line" || no "echo's line: $line"
-		answers tcp ::1
-	else
-		grep -q "IPv4 only" "$work/echo.err" && ok "echo says IPv4 only" ||
-			no "echo does not say it serves IPv4 only: $line"
+# check_tool KIND NAME BIN READY: the default is both loopbacks (or IPv4 alone, said, on a
+# host without IPv6); --host 127.0.0.1 and --host ::1 each serve that address alone.
+check_tool() {
+	local kind=$1 name=$2 bin=$3 ready=$4 line
+	if start "$name" "$bin" "$ready"; then
+		line=$(grep "$ready" "$work/$name.err")
+		answers "$kind" 127.0.0.1
+		if [ $v6 = 1 ]; then
+			[[ $line == *"127.0.0.1:$port and [::1]:$port"* ]] &&
+				ok "$name names both addresses: $line" || no "$name's line: $line"
+			answers "$kind" ::1
+		else
+			grep -q "IPv4 only" "$work/$name.err" && ok "$name says IPv4 only" ||
+				no "$name does not say it serves IPv4 only: $line"
+		fi
+		stop "$name"
 	fi
-	stop echo
-fi
-
-if start echo4 "$echo_bin" "listening on" --host 127.0.0.1; then
-	answers tcp 127.0.0.1
-	[ $v6 = 1 ] && refuses tcp ::1
-	stop echo4
-fi
-
-if [ $v6 = 1 ] && start echo6 "$echo_bin" "listening on" --host ::1; then
-	answers tcp ::1
-	refuses tcp 127.0.0.1
-	stop echo6
-fi
-
-# --- UDP: the same ----------------------------------------------------------------------
-if start udp "$udp_bin" "udp_echo: on"; then
-	line=$(grep "udp_echo: on" "$work/udp.err")
-	answers udp 127.0.0.1
-	if [ $v6 = 1 ]; then
-		[[ $line == *"127.0.0.1:$port and [::1]:$port"* ]] &&
-			ok "udp_echo names both addresses: $line" || no "udp_echo's line: $line"
-		answers udp ::1
-	else
-		grep -q "IPv4 only" "$work/udp.err" && ok "udp_echo says IPv4 only" ||
-			no "udp_echo does not say it serves IPv4 only: $line"
+	if start "${name}4" "$bin" "$ready" --host 127.0.0.1; then
+		answers "$kind" 127.0.0.1
+		[ $v6 = 1 ] && refuses "$kind" ::1
+		stop "${name}4"
 	fi
-	stop udp
-fi
+	if [ $v6 = 1 ] && start "${name}6" "$bin" "$ready" --host ::1; then
+		answers "$kind" ::1
+		refuses "$kind" 127.0.0.1
+		stop "${name}6"
+	fi
+}
 
-if start udp4 "$udp_bin" "udp_echo: on" --host 127.0.0.1; then
-	answers udp 127.0.0.1
-	[ $v6 = 1 ] && refuses udp ::1
-	stop udp4
-fi
+check_tool tcp echo "$echo_bin" "listening on"
+check_tool udp udp_echo "$udp_bin" "udp_echo: on"
 
 [ "$failures" = 0 ] || exit 1
 echo "echo_tools: all checks passed"
