@@ -70,6 +70,9 @@ static int write_earlier(struct giong__http_frame *f, const char *line, size_t l
 	if (rest)
 		memcpy(save, o->data + hs, rest);
 	giong__http_out_clear(o);
+	/* iov's bytes (the batch's buffer, kept by the clear, and @line) are lent
+	 * to the kernel inside giong__http_frame_write() only: it returns once
+	 * they are sent, before the begun part is appended back over them. */
 	r = giong__http_frame_write(f, iov, n);
 	if (r == 0 && rest)
 		r = giong__http_out_append(o, save, rest);
