@@ -138,14 +138,18 @@ static bool cqes_ready(struct giong__worker *w)
 }
 
 /* Busy-poll for up to spin_ns before sleeping in the kernel; reading
- * shared memory only, no system call. */
-static void spin(struct giong__worker *w)
+ * shared memory only, no system call. No longer than until @next_ms (the
+ * first timer due, on giong__clock_ms()'s clock): the wheel fires from the
+ * loop, not from the ring, so a spin past it would make that timer late. */
+static void spin(struct giong__worker *w, uint64_t next_ms)
 {
 	struct timespec ts;
 	uint64_t end;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + w->spin_ns;
+	if (next_ms < end / 1000000u)
+		end = next_ms * 1000000u;
 	for (unsigned i = 0;; i++) {
 		if (giong__ring_has_work(&w->ring) || w->ops.stash_n ||
 		    atomic_load(&w->mbox.pending))
@@ -167,7 +171,7 @@ static void tick_wait(struct giong__worker *w)
 	int ret;
 
 	if (!w->run_head) {
-		uint64_t next = giong__wheel_next_expiry(&w->wheel);
+		uint64_t next = giong__wheel_next_expiry(&w->wheel), now = w->now;
 
 		/* The end of the grace period matters while there are tasks it
 		 * has not cancelled yet; once past, it would make every wait
@@ -181,8 +185,10 @@ static void tick_wait(struct giong__worker *w)
 			 * nothing to answer. */
 			if (io_uring_sq_ready(ring))
 				giong__ring_enter(w, 0, UINT64_MAX);
-			if (!cqes_ready(w))
-				spin(w);
+			if (!cqes_ready(w)) {
+				spin(w, next);
+				now = giong__clock_ms(); /* the wait below is from here */
+			}
 		}
 		atomic_store(&w->mbox.sleeping, true);
 		/* Completions already posted need no wait, and no enter at all
@@ -190,7 +196,7 @@ static void tick_wait(struct giong__worker *w)
 		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w)) {
 			wait_nr = 1;
 			if (next != UINT64_MAX)
-				timeout = next > w->now ? next - w->now : 0;
+				timeout = next > now ? next - now : 0;
 		}
 #ifdef GIONG_VALGRIND
 		/* valgrind 3.19 does not know io_uring_enter can block: it keeps

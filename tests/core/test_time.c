@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_time.c - sleeping never ends early; deadlines nest and time out any
- * parked call; thousands of concurrent timers. */
+ * parked call; thousands of concurrent timers; a worker that busy-polls
+ * before it parks (spin_before_park_us) still wakes for its timers and for
+ * work sent from another worker. */
 #include <time.h>
 
 #include "giong_test.h"
@@ -150,12 +152,81 @@ static void test_5000_timers(void **state)
 	assert_int_equal(fin.timers_armed, 0);
 }
 
+/* ---- spin_before_park_us ---------------------------------------------- */
+
+/* Half a second of polling: far longer than anything here waits, so a spin
+ * that missed a timer or a message would show as a wait of about this much. */
+#define SPIN_US 500000
+
+struct spin {
+	uint64_t slept_us[10];
+	int sleep_bad;
+	_Atomic uint64_t posted_us, ran_us;
+	int spawn_ret;
+};
+
+static intptr_t spin_ran(void *arg)
+{
+	struct spin *sp = arg;
+
+	atomic_store(&sp->ran_us, mono_us());
+	return 0;
+}
+
+static void spin_main(unsigned w, void *arg)
+{
+	struct spin *sp = arg;
+
+	if (w != 0)
+		return; /* worker 1 idles: it spins, then parks, until it is sent work */
+	for (int i = 0; i < 10; i++) {
+		uint64_t t0 = mono_us();
+
+		if (giong_sleep_ms(5))
+			sp->sleep_bad++;
+		sp->slept_us[i] = mono_us() - t0;
+	}
+	/* Worker 1 has had nothing to do for 50 ms: it is inside its spin. */
+	atomic_store(&sp->posted_us, mono_us());
+	sp->spawn_ret = giong_spawn_on(1, spin_ran, sp);
+	while (!atomic_load(&sp->ran_us) && giong_sleep_ms(1) == 0)
+		;
+}
+
+static void test_spin_wakes_for_timers_and_work(void **state)
+{
+	struct giong_config c = gt_config(2);
+	struct spin sp;
+	uint64_t worst = 0;
+
+	(void)state;
+	memset(&sp, 0, sizeof(sp));
+	c.spin_before_park_us = SPIN_US;
+	gt_run(&c, spin_main, &sp, NULL);
+	assert_int_equal(sp.sleep_bad, 0);
+	assert_int_equal(sp.spawn_ret, 0);
+	for (int i = 0; i < 10; i++) {
+		assert_true(sp.slept_us[i] >= 5000); /* never early */
+		if (sp.slept_us[i] > worst)
+			worst = sp.slept_us[i];
+	}
+	/* A 5 ms sleep is over when its timer is due, not when the spin is:
+	 * the slowest of ten within half the spin (valgrind, a loaded machine). */
+	print_message("spin %u us: slowest 5 ms sleep %" PRIu64 " us, work sent to a spinning "
+		      "worker ran after %" PRIu64 " us\n",
+		      SPIN_US, worst, sp.ran_us - sp.posted_us);
+	assert_true(worst < SPIN_US / 2);
+	assert_true(sp.ran_us >= sp.posted_us);
+	assert_true(sp.ran_us - sp.posted_us < SPIN_US / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sleep_never_early),
 		cmocka_unit_test(test_deadline_scopes),
 		cmocka_unit_test(test_5000_timers),
+		cmocka_unit_test(test_spin_wakes_for_timers_and_work),
 	};
 
 	gt_require_uring();
