@@ -468,6 +468,62 @@ static void test_pair_4mb(void **state)
 	gt_assert_fds(fds);
 }
 
+/* ---- refusals: bad arguments, and no worker to own the socket ---------- */
+
+struct refusals {
+	int listen_null, connect_null, connect_empty, connect_long, pair_null_a, pair_null_b;
+};
+
+static void refusals_main(unsigned w, void *arg)
+{
+	struct refusals *r = arg;
+	struct giong_stream *s = (struct giong_stream *)1;
+	char longname[200];
+
+	(void)w;
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	r->listen_null = giong_unix_listen("@giong-refusals", NULL, NULL);
+	r->connect_null = giong_unix_connect("@giong-refusals", NULL);
+	r->connect_empty = giong_unix_connect("", &s);
+	r->connect_long = giong_unix_connect(longname, &s);
+	r->pair_null_a = giong_unix_pair(NULL, &s);
+	r->pair_null_b = giong_unix_pair(&s, NULL);
+}
+
+static void test_refusals(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct giong_listener *l = (struct giong_listener *)1;
+	struct giong_stream *a = (struct giong_stream *)1, *b = (struct giong_stream *)1;
+	struct refusals r;
+	char path[300];
+	int fds = gt_count_fds();
+
+	(void)state;
+	/* Off any worker: nothing is made, no file is left behind. */
+	snprintf(path, sizeof(path), "%s/offworker.sock", tmpdir);
+	assert_int_equal(giong_unix_listen(path, NULL, &l), GIONG_ENOTWORKER);
+	assert_null(l);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(giong_unix_connect(path, &a), GIONG_ENOTWORKER);
+	assert_null(a);
+	assert_int_equal(giong_unix_pair(&a, &b), GIONG_ENOTWORKER);
+	assert_null(a);
+	assert_null(b);
+	gt_assert_fds(fds);
+
+	memset(&r, 0, sizeof(r));
+	gt_run(&c, refusals_main, &r, NULL);
+	assert_int_equal(r.listen_null, -EINVAL);
+	assert_int_equal(r.connect_null, -EINVAL);
+	assert_int_equal(r.connect_empty, -EINVAL);
+	assert_int_equal(r.connect_long, -EINVAL); /* longer than sun_path */
+	assert_int_equal(r.pair_null_a, -EINVAL);
+	assert_int_equal(r.pair_null_b, -EINVAL);
+	gt_assert_fds(fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_not_our_files),
 		cmocka_unit_test(test_abstract_names),
 		cmocka_unit_test(test_pair_4mb),
+		cmocka_unit_test(test_refusals),
 	};
 
 	gt_require_uring();
