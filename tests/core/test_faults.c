@@ -175,11 +175,16 @@ static intptr_t nop_task(void *arg)
 static void nops_main(unsigned w, void *arg)
 {
 	struct nops *r = arg;
+	struct giong_task *t[64];
+	unsigned n = 0;
 
 	(void)w;
-	for (unsigned i = 0; i < r->n; i++)
-		if (!gt_check_int_equal(giong_spawn(nop_task, r, NULL), 0))
-			return;
+	/* Joined, not left to the grace period (which starts when main returns):
+	 * emulated, under ASan, the 3,200 operations take longer than it. */
+	while (n < r->n && n < 64 && gt_check_int_equal(giong_spawn(nop_task, r, &t[n]), 0))
+		n++;
+	for (unsigned i = 0; i < n; i++)
+		giong_join(t[i], NULL);
 }
 
 /* Half the SQE requests find the ring full and half the enters fail: every
