@@ -637,6 +637,7 @@ static bool cert_error(int e)
 	case ASN_PATHLEN_INV_E:
 	case ASN_SELF_SIGNED_E:
 	case EXTKEYUSAGE_E:
+	case EXTKEYUSE_AUTH_E: /* a server certificate for clients only, or the reverse */
 	case KEYUSAGE_E:
 	case DOMAIN_NAME_MISMATCH:
 	case IPADDR_MISMATCH:
