@@ -552,6 +552,22 @@ static bool is_numeric(const char *name)
 	return inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1;
 }
 
+/* wolfSSL 5.5.4 checks an IPv6 address as text, against the form it writes a
+ * certificate's iPAddress names in (eight groups of four hex digits, case
+ * ignored): "::1" would never match "0000:0000:0000:0000:0000:0000:0000:0001".
+ * @name in that form into @buf (40 bytes), or @name as it is. */
+static const char *ip_text(const char *name, char *buf)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET6, name, a) != 1)
+		return name;
+	for (int i = 0; i < 8; i++)
+		snprintf(buf + 5 * i, 40 - 5 * (size_t)i, "%02X%02X%s", a[2 * i], a[2 * i + 1],
+			 i < 7 ? ":" : "");
+	return buf;
+}
+
 static void wolf_conn_free(void *p)
 {
 	struct wolf_conn *c = p;
@@ -587,9 +603,11 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 			goto fail;
 		if (w->verify != GIONG_TLS_VERIFY_NONE) {
 			if (ip) {
+				char buf[40];
+
 				/* checked against the iPAddress names */
-				if (wolfSSL_X509_VERIFY_PARAM_set1_ip_asc(wolfSSL_get0_param(ssl),
-									  server_name) !=
+				if (wolfSSL_X509_VERIFY_PARAM_set1_ip_asc(
+					    wolfSSL_get0_param(ssl), ip_text(server_name, buf)) !=
 				    WOLFSSL_SUCCESS)
 					goto fail;
 			} else if (wolfSSL_check_domain_name(ssl, server_name) != WOLFSSL_SUCCESS) {
@@ -619,6 +637,7 @@ static bool cert_error(int e)
 	case ASN_PATHLEN_INV_E:
 	case ASN_SELF_SIGNED_E:
 	case EXTKEYUSAGE_E:
+	case EXTKEYUSE_AUTH_E: /* a server certificate for clients only, or the reverse */
 	case KEYUSAGE_E:
 	case DOMAIN_NAME_MISMATCH:
 	case IPADDR_MISMATCH:
