@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_runtime.c - workers, block_on, counters, errors and their text. */
+/* test_runtime.c - workers, block_on, counters, errors and their text, and
+ * the runtime calls' refusals. */
 #include <stdatomic.h>
 
 #include "giong_test.h"
@@ -77,12 +78,81 @@ static void test_errors_have_text(void **state)
 	assert_string_equal(giong_version(), GIONG_VERSION_STRING);
 }
 
+/* ---- refusals: off a worker, bad arguments, a full atexit table --------- */
+
+struct refuse {
+	struct giong_runtime *rt;
+	int free_running, atexit_null, atexit_full, registered;
+	int ran[17], nran;
+};
+
+static struct refuse *refuse_seen;
+
+static void refuse_hook(void *ctx)
+{
+	refuse_seen->ran[refuse_seen->nran++] = (int)(intptr_t)ctx;
+}
+
+static void refuse_main(unsigned w, void *arg)
+{
+	struct refuse *r = arg;
+	int ret = 0;
+
+	(void)w;
+	r->free_running = giong_runtime_free(r->rt); /* its own runtime, running */
+	r->atexit_null = giong_worker_atexit(NULL, NULL);
+	/* At most 16 per worker: the 17th (or earlier, if core's own took some)
+	 * is refused, and the ones taken run at the worker's end, last first. */
+	for (int i = 0; i < 17 && ret == 0; i++) {
+		ret = giong_worker_atexit(refuse_hook, (void *)(intptr_t)i);
+		if (ret == 0)
+			r->registered++;
+	}
+	r->atexit_full = ret;
+}
+
+static void test_refusals(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct giong_stats st;
+	struct refuse r;
+
+	(void)state;
+	/* Off any worker. */
+	assert_int_equal(giong_shutdown_wait(), GIONG_ENOTWORKER);
+	assert_int_equal(giong_stats(NULL), -EINVAL);
+	assert_int_equal(giong_stats(&st), GIONG_ENOTWORKER);
+	assert_int_equal(giong_worker_atexit(NULL, NULL), -EINVAL);
+	assert_int_equal(giong_worker_atexit(refuse_hook, NULL), GIONG_ENOTWORKER);
+	assert_int_equal(giong_worker_index(), -1);
+	assert_int_equal(giong_worker_count(), GIONG_ENOTWORKER);
+	assert_int_equal(giong_ring_tier(), GIONG_ENOTWORKER);
+	assert_false(giong_is_shutting_down());
+	assert_int_equal(giong_runtime_stats(NULL, 0, &st), -EINVAL);
+	assert_int_equal(giong_runtime_shutdown(NULL), -EINVAL);
+
+	memset(&r, 0, sizeof(r));
+	refuse_seen = &r;
+	assert_int_equal(giong_runtime_new(&c, &r.rt), 0);
+	assert_int_equal(giong_runtime_stats(r.rt, 0, NULL), -EINVAL);
+	assert_int_equal(giong_runtime_run(r.rt, refuse_main, &r), 0);
+	assert_int_equal(r.free_running, -EBUSY);
+	assert_int_equal(r.atexit_null, -EINVAL);
+	assert_int_equal(r.atexit_full, -ENOSPC);
+	assert_true(r.registered >= 1 && r.registered <= 16);
+	assert_int_equal(r.nran, r.registered);
+	for (int i = 0; i < r.nran; i++)
+		assert_int_equal(r.ran[i], r.registered - 1 - i);
+	assert_int_equal(giong_runtime_free(r.rt), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_worker_runs_main),
 		cmocka_unit_test(test_block_on),
 		cmocka_unit_test(test_errors_have_text),
+		cmocka_unit_test(test_refusals),
 	};
 
 	gt_require_uring();
