@@ -199,12 +199,85 @@ static void test_recv_timeout(void **state)
 	assert_int_equal(ret, -ETIMEDOUT);
 }
 
+/* ------------- try_recv, the receiving worker's own, and every refusal */
+
+struct own {
+	struct giong_chan *_Atomic ch;
+	_Atomic int done;
+	int try_order_ok, try_empty, try_closed_left, try_closed_empty;
+	int other_try_recv, other_recv, other_try_send;
+	int nulls_ok, new_refused_ok;
+};
+
+static void own_main(unsigned w, void *arg)
+{
+	struct own *o = arg;
+	struct giong_chan *ch = NULL;
+	void *m = NULL, *a = NULL, *b = NULL;
+
+	if (w == 1) {
+		/* Another worker: may send, may not receive. */
+		while (!(ch = atomic_load(&o->ch)))
+			giong_sleep_ms(1);
+		o->other_try_recv = giong_chan_try_recv(ch, &m);
+		o->other_recv = giong_chan_recv(ch, &m);
+		o->other_try_send = giong_chan_try_send(ch, (void *)3);
+		atomic_store(&o->done, 1);
+		return;
+	}
+	o->new_refused_ok = giong_chan_new(0, &ch) == -EINVAL &&
+			    giong_chan_new(2, NULL) == -EINVAL &&
+			    giong_chan_new((1u << 30) + 1, &ch) == -EINVAL;
+	if (!gt_check_int_equal(giong_chan_new(2, &ch), 0))
+		return;
+	giong_chan_try_send(ch, (void *)1);
+	giong_chan_try_send(ch, (void *)2);
+	o->try_order_ok = giong_chan_try_recv(ch, &a) == 0 && giong_chan_try_recv(ch, &b) == 0 &&
+			  a == (void *)1 && b == (void *)2;
+	o->try_empty = giong_chan_try_recv(ch, &m);
+	atomic_store(&o->ch, ch);
+	while (!atomic_load(&o->done))
+		giong_sleep_ms(1);
+	giong_chan_close(ch);
+	o->try_closed_left = giong_chan_try_recv(ch, &m) == 0 && m == (void *)3;
+	o->try_closed_empty = giong_chan_try_recv(ch, &m);
+	o->nulls_ok = giong_chan_try_recv(NULL, &m) == -EINVAL &&
+		      giong_chan_try_recv(ch, NULL) == -EINVAL &&
+		      giong_chan_recv(NULL, &m) == -EINVAL &&
+		      giong_chan_recv(ch, NULL) == -EINVAL && giong_chan_close(NULL) == -EINVAL &&
+		      giong_chan_close(ch) == 0;
+	giong_chan_free(ch);
+	giong_chan_free(NULL);
+}
+
+static void test_own_worker_and_refusals(void **state)
+{
+	struct giong_config cfg = gt_config(2);
+	struct giong_chan *ch = (struct giong_chan *)1;
+	struct own o;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(giong_chan_new(2, &ch), GIONG_ENOTWORKER); /* no worker to receive */
+	gt_run(&cfg, own_main, &o, NULL);
+	assert_true(o.new_refused_ok);
+	assert_true(o.try_order_ok);
+	assert_int_equal(o.try_empty, -EAGAIN);
+	assert_int_equal(o.other_try_recv, -EPERM);
+	assert_int_equal(o.other_recv, -EPERM);
+	assert_int_equal(o.other_try_send, 0);
+	assert_true(o.try_closed_left); /* queued before the close: still received */
+	assert_int_equal(o.try_closed_empty, -EPIPE);
+	assert_true(o.nulls_ok); /* and a second close is 0: idempotent */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_30000_messages_between_workers),
 		cmocka_unit_test(test_close_and_try_send),
 		cmocka_unit_test(test_recv_timeout),
+		cmocka_unit_test(test_own_worker_and_refusals),
 	};
 
 	gt_require_uring();
