@@ -478,6 +478,23 @@ out:
 	return (int)r;
 }
 
+/*
+ * The write side cannot end with a close_notify (the stream is broken: a
+ * record may be cut, the library failed; or the close_notify itself could
+ * not be made or sent): end the stream beneath instead, so that the peer
+ * learns of the end now (as a truncation), not when this stream is closed,
+ * and a peer reading until the end does not wait for bytes that will never
+ * come. Returns @err: the TLS end was not clean.
+ */
+static int shut_lower_instead(struct giong_tls_stream *s, int how, int err)
+{
+	if (!s->closed && !s->shut_wr) {
+		s->shut_wr = true;
+		(void)giong_stream_shutdown(s->base.lower, how);
+	}
+	return err;
+}
+
 static int tls_shutdown(struct giong_stream *st, int how)
 {
 	struct giong_tls_stream *s = to_tls(st);
@@ -487,16 +504,16 @@ static int tls_shutdown(struct giong_stream *st, int how)
 		return -EINVAL;
 	if ((r = enter(s)))
 		return r;
+	if (how != SHUT_RD && s->broken) { /* every time: the end was not clean */
+		r = shut_lower_instead(s, how, -EPIPE);
+		goto out;
+	}
 	if (how != SHUT_RD && !s->shut_wr) {
-		if (s->broken) {
-			r = -EPIPE;
-			goto out;
-		}
 		if ((r = giong__tls_write_lock(s)))
 			goto out;
 		if (s->broken) {
 			giong__tls_write_unlock(s);
-			r = -EPIPE;
+			r = shut_lower_instead(s, how, -EPIPE);
 			goto out;
 		}
 		r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
@@ -506,8 +523,10 @@ static int tls_shutdown(struct giong_stream *st, int how)
 			r = giong__tls_flush_locked(s);
 		if (!s->closed)
 			giong__tls_write_unlock(s);
-		if (r < 0)
+		if (r < 0) {
+			r = shut_lower_instead(s, how, r);
 			goto out;
+		}
 		s->shut_wr = true;
 	}
 	r = s->closed ? -EBADF : giong_stream_shutdown(st->lower, how);

@@ -912,7 +912,13 @@ static void lower_fails_main(unsigned worker, void *arg)
 	gt_check_int_equal(giong_stream_write(s, "lost", 4), -ECONNRESET);
 	f->write_err = 0;
 	gt_check_int_equal(giong_stream_write(s, "more", 4), -EPIPE);
+	/* No close_notify can follow a cut: shutting the write side ends the
+	 * stream beneath instead, and the peer sees the cut now, not at close. */
 	gt_check_int_equal(giong_stream_shutdown(s, SHUT_WR), -EPIPE);
+	uint64_t saved = giong_deadline_in(5000);
+	gt_check_int_equal(giong_stream_read(k, buf, sizeof(buf)), GIONG_ETLS_TRUNCATED);
+	giong_deadline_restore(saved);
+	gt_check_int_equal(giong_stream_shutdown(s, SHUT_WR), -EPIPE); /* every time */
 	gt_check_int_equal(giong_stream_send_start(s, &snd.req, &iov, 1), -EPIPE);
 	giong_stream_close(s); /* no close_notify after a cut */
 	giong_stream_close(k);

@@ -30,7 +30,10 @@
  * corrupt record.
  *
  * Ending: giong_stream_shutdown(s, SHUT_WR) sends close_notify and shuts
- * @lower's write side; giong_stream_close() sends close_notify too when the
+ * @lower's write side. On a broken stream, or when the close_notify cannot
+ * be made or sent, it still shuts @lower's write side (the peer sees a cut
+ * stream at once, not when this one is closed) and returns the error
+ * (-EPIPE when broken). giong_stream_close() sends close_notify too when the
  * stream is healthy (without waiting: best effort), then frees the TLS
  * state. The end of @lower without the peer's close_notify is
  * GIONG_ETLS_TRUNCATED, never a clean end of stream (0).
