@@ -96,6 +96,13 @@ static inline intptr_t tt_accept_task(void *arg)
 	struct tt_accept *a = arg;
 
 	a->err = giong_tls_accept(a->lower, a->cfg, &a->tls);
+	/* Closed now, not after the client's handshake: a handshake that
+	 * failed without an alert (a TLS step failed by GIONG_FAULTS) tells
+	 * the client nothing, which would wait out its handshake timeout. */
+	if (a->err) {
+		giong_stream_close(a->lower);
+		a->lower = NULL;
+	}
 	return 0;
 }
 
@@ -140,9 +147,7 @@ static inline int tt_pair_over(struct giong_stream *a, struct giong_stream *b,
 		fprintf(stderr, "tt_pair: accept: %s\n", giong_strerror(acc.err));
 	if (server_err)
 		*server_err = acc.err;
-	if (acc.err)
-		giong_stream_close(a);
-	*server = acc.tls;
+	*server = acc.tls; /* acc.lower (a) closed by the task on failure */
 	if (!r && acc.err) {
 		giong_stream_close(*client);
 		*client = NULL;
