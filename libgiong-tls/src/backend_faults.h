@@ -23,12 +23,21 @@
 #ifndef GIONG_TLS_BACKEND_FAULTS_H
 #define GIONG_TLS_BACKEND_FAULTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "giong_faults.h"
 
-/* One decision of the plan for a TLS library call: nonzero to fail it. */
-#define LIB_FAULT() __builtin_expect(giong__fault(GIONG__FAULT_TLS) != 0, 0)
+/* What the library leaves behind when such a call fails, beyond its return
+ * value (OpenSSL queues an error): a backend defines it before including
+ * this header, or nothing. */
+#ifndef LIB_FAULT_REPORT
+#define LIB_FAULT_REPORT() ((void)0)
+#endif
+
+/* One decision of the plan for a TLS library call: true to fail it. */
+#define LIB_FAULT()                                                                                \
+	(__builtin_expect(giong__fault(GIONG__FAULT_TLS) != 0, 0) && (LIB_FAULT_REPORT(), true))
 
 /* @call, a library call returning a pointer, or NULL without calling it. */
 #define LIB_PTR(call) (LIB_FAULT() ? NULL : (call))

@@ -41,7 +41,12 @@
 #include <giong/tls/backend.h>
 #include <giong/tls/openssl.h>
 
-/* LIB_PTR(), LIB_INT(): the fault plan's `tls` kind at our calls into OpenSSL */
+/* LIB_PTR(), LIB_INT(): the fault plan's `tls` kind at our calls into OpenSSL.
+ * What fails such a call is an allocation inside OpenSSL, which 3.0 reports
+ * with ERR_R_MALLOC_FAILURE queued: config_fail() and fail() make that
+ * -ENOMEM (a configuration is built again next time), not GIONG_ETLS_CONFIG
+ * (kept for good). */
+#define LIB_FAULT_REPORT() ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE)
 #include "../../src/backend_faults.h"
 
 /* The session id context of every server SSL_CTX: the same everywhere, so a
@@ -538,7 +543,8 @@ config:
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 	ERR_clear_error();
-	return GIONG_ETLS_CONFIG;
+	/* a setter that could not allocate */
+	return ERR_GET_REASON(c->err) == ERR_R_MALLOC_FAILURE ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
 static void o_conn_free(void *conn)

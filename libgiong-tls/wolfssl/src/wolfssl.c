@@ -302,31 +302,48 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 /* Debian's wolfSSL_CTX_check_private_key() compares key types only: an ECDSA
  * key of another certificate passes it. A signature made with the key and
  * checked with the certificate's public key cannot be fooled (one signature
- * per certificate, when the configuration is built). */
-static bool key_matches(WOLFSSL_CTX *ctx)
+ * per certificate, when the configuration is built). Returns 0, or
+ * GIONG_ETLS_CONFIG for a key that does not match, -ENOMEM when the public key
+ * or a digest context could not be made. */
+static int key_check(WOLFSSL_CTX *ctx, char *err, size_t errlen)
 {
 	WOLFSSL_EVP_PKEY *priv = wolfSSL_CTX_get0_privatekey(ctx);
 	WOLFSSL_EVP_PKEY *pub = LIB_PTR(wolfSSL_X509_get_pubkey(wolfSSL_CTX_get0_certificate(ctx)));
 	WOLFSSL_EVP_MD_CTX *m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
 	unsigned char sig[1024]; /* RSA 8192 or any ECDSA signature fits */
 	size_t len = sizeof(sig);
-	bool ok = false;
+	int rc = GIONG_ETLS_CONFIG;
 
-	if (priv && pub && m &&
-	    wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
-	    wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
-	    wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
+	if (!pub || !m) {
+		rc = -ENOMEM;
+	} else if (priv &&
+		   wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
+		   wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
+		   wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
 		wolfSSL_EVP_MD_CTX_free(m);
 		m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
-		ok = m &&
-		     wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
-		     wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
-		     wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1;
+		if (!m)
+			rc = -ENOMEM;
+		else if (wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) ==
+				 1 &&
+			 wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
+			 wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1)
+			rc = 0;
 	}
 	wolfSSL_EVP_MD_CTX_free(m);
 	wolfSSL_EVP_PKEY_free(pub);
 	wolfSSL_ERR_clear_error();
-	return ok;
+	if (rc == GIONG_ETLS_CONFIG && err && errlen)
+		snprintf(err, errlen, "the private key does not match the certificate");
+	return rc;
+}
+
+/* What a failed loading call's @rc means: -ENOMEM for wolfSSL's MEMORY_E
+ * (try again later), else GIONG_ETLS_CONFIG; its text into @err. */
+static int load_fail(char *err, size_t errlen, const char *what, int rc)
+{
+	set_err(err, errlen, what, rc);
+	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
 /* A client's new session: serialised for the generic code's cache. TLS 1.3
@@ -385,30 +402,27 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	wolfSSL_CTX_SetIOSend(ctx, send_cb);
 
 	if (cert) {
-		rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_use_certificate_chain_buffer_format(
-						      ctx, (const unsigned char *)cert->chain_pem,
-						      (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "certificate chain", rc);
-			return GIONG_ETLS_CONFIG;
-		}
+		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_certificate_chain_buffer_format(
+					       ctx, (const unsigned char *)cert->chain_pem,
+					       (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
+		if (rc != WOLFSSL_SUCCESS)
+			return load_fail(err, errlen, "certificate chain", rc);
 		if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
 			return rc;
-		rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_use_PrivateKey_buffer(
-						      ctx, (const unsigned char *)cert->key_pem,
-						      (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "private key", rc);
-			return GIONG_ETLS_CONFIG;
-		}
+		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_PrivateKey_buffer(
+					       ctx, (const unsigned char *)cert->key_pem,
+					       (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
+		if (rc != WOLFSSL_SUCCESS)
+			return load_fail(err, errlen, "private key", rc);
 		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_check_private_key(ctx)) !=
-			    WOLFSSL_SUCCESS ||
-		    !key_matches(ctx)) {
+		    WOLFSSL_SUCCESS) {
 			if (err && errlen)
 				snprintf(err, errlen,
 					 "the private key does not match the certificate");
 			return GIONG_ETLS_CONFIG;
 		}
+		if ((rc = key_check(ctx, err, errlen)))
+			return rc;
 	}
 
 	if (set->verify != GIONG_TLS_VERIFY_NONE) {
@@ -599,7 +613,7 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	struct wolf_ctx *w = ctx;
 	struct wolf_conn *c = p;
 	WOLFSSL *ssl;
-	int rc = GIONG_ETLS_CONFIG;
+	int rc = WOLFSSL_FAILURE;
 
 	wolf_thread_enter();
 	c->ctx = w;
@@ -610,16 +624,16 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	wolfSSL_SetIOReadCtx(ssl, s);
 	wolfSSL_SetIOWriteCtx(ssl, s);
 	if (w->alpn_len &&
-	    LIB_INT(WOLFSSL_FAILURE,
-		    wolfSSL_UseALPN(ssl, w->alpn_list, (unsigned)strlen(w->alpn_list),
-				    WOLFSSL_ALPN_FAILED_ON_MISMATCH)) != WOLFSSL_SUCCESS)
+	    (rc = LIB_INT(MEMORY_E,
+			  wolfSSL_UseALPN(ssl, w->alpn_list, (unsigned)strlen(w->alpn_list),
+					  WOLFSSL_ALPN_FAILED_ON_MISMATCH))) != WOLFSSL_SUCCESS)
 		goto fail;
 	if (!w->server && server_name && *server_name) {
 		bool ip = is_numeric(server_name);
 
 		if (!ip &&
-		    LIB_INT(WOLFSSL_FAILURE, wolfSSL_UseSNI(ssl, WOLFSSL_SNI_HOST_NAME, server_name,
-							    (unsigned short)strlen(server_name))) !=
+		    (rc = LIB_INT(MEMORY_E, wolfSSL_UseSNI(ssl, WOLFSSL_SNI_HOST_NAME, server_name,
+							   (unsigned short)strlen(server_name)))) !=
 			    WOLFSSL_SUCCESS)
 			goto fail;
 		if (w->verify != GIONG_TLS_VERIFY_NONE) {
@@ -643,7 +657,7 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	return 0;
 fail:
 	wolfSSL_free(ssl);
-	return rc;
+	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG; /* MEMORY_E: UseALPN, UseSNI */
 }
 
 static bool cert_error(int e)
