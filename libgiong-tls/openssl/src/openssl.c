@@ -41,6 +41,14 @@
 #include <giong/tls/backend.h>
 #include <giong/tls/openssl.h>
 
+/* LIB_PTR(), LIB_INT(): the fault plan's `tls` kind at our calls into OpenSSL.
+ * What fails such a call is an allocation inside OpenSSL, which 3.0 reports
+ * with ERR_R_MALLOC_FAILURE queued: config_fail() and fail() make that
+ * -ENOMEM (a configuration is built again next time), not GIONG_ETLS_CONFIG
+ * (kept for good). */
+#define LIB_FAULT_REPORT() ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE)
+#include "../../src/backend_faults.h"
+
 /* The session id context of every server SSL_CTX: the same everywhere, so a
  * session moved between them by SNI still resumes (and set at all, or
  * OpenSSL refuses to resume with client verification on). */
@@ -153,15 +161,15 @@ static void init_once(void)
 	int type;
 
 	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
-	type = BIO_get_new_index();
+	type = LIB_INT(-1, BIO_get_new_index());
 	if (type == -1)
 		return;
-	m = BIO_meth_new(type | BIO_TYPE_SOURCE_SINK, "giong-tls");
+	m = LIB_PTR(BIO_meth_new(type | BIO_TYPE_SOURCE_SINK, "giong-tls"));
 	if (!m)
 		return;
-	if (!BIO_meth_set_read_ex(m, bio_read) || !BIO_meth_set_write_ex(m, bio_write) ||
-	    !BIO_meth_set_ctrl(m, bio_ctrl) || !BIO_meth_set_create(m, bio_create) ||
-	    !BIO_meth_set_destroy(m, bio_destroy)) {
+	if (!LIB_INT(0, BIO_meth_set_read_ex(m, bio_read)) ||
+	    !BIO_meth_set_write_ex(m, bio_write) || !BIO_meth_set_ctrl(m, bio_ctrl) ||
+	    !BIO_meth_set_create(m, bio_create) || !BIO_meth_set_destroy(m, bio_destroy)) {
 		BIO_meth_free(m);
 		return;
 	}
@@ -217,18 +225,18 @@ static int load_cert(SSL_CTX *c, const struct giong_tls_cert *cert, size_t no, c
 	if (!cert->chain_pem || !cert->key_pem || cert->chain_len > INT_MAX ||
 	    cert->key_len > INT_MAX)
 		return config_fail(err, errlen, "certificate %zu: no certificate or key", no);
-	b = BIO_new_mem_buf(cert->chain_pem, (int)cert->chain_len);
+	b = LIB_PTR(BIO_new_mem_buf(cert->chain_pem, (int)cert->chain_len));
 	if (!b)
 		return config_fail(err, errlen, "certificate %zu: BIO_new_mem_buf", no);
 	x = PEM_read_bio_X509(b, NULL, no_passphrase, NULL);
-	if (!x || SSL_CTX_use_certificate(c, x) != 1) {
+	if (!x || LIB_INT(0, SSL_CTX_use_certificate(c, x)) != 1) {
 		X509_free(x);
 		BIO_free(b);
 		return config_fail(err, errlen, "certificate %zu: the leaf does not load", no);
 	}
 	X509_free(x);
 	while ((x = PEM_read_bio_X509(b, NULL, no_passphrase, NULL))) {
-		if (!SSL_CTX_add0_chain_cert(c, x)) {
+		if (!LIB_INT(0, SSL_CTX_add0_chain_cert(c, x))) {
 			X509_free(x);
 			BIO_free(b);
 			return config_fail(err, errlen,
@@ -242,7 +250,7 @@ static int load_cert(SSL_CTX *c, const struct giong_tls_cert *cert, size_t no, c
 				   "certificate %zu: a chain certificate does not load", no);
 	ERR_clear_error(); /* the end of the PEM text */
 
-	b = BIO_new_mem_buf(cert->key_pem, (int)cert->key_len);
+	b = LIB_PTR(BIO_new_mem_buf(cert->key_pem, (int)cert->key_len));
 	if (!b)
 		return config_fail(err, errlen, "certificate %zu: BIO_new_mem_buf", no);
 	key = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
@@ -256,7 +264,8 @@ static int load_cert(SSL_CTX *c, const struct giong_tls_cert *cert, size_t no, c
 			err, errlen,
 			"certificate %zu: the private key does not match the certificate", no);
 	}
-	if (SSL_CTX_use_PrivateKey(c, key) != 1 || SSL_CTX_check_private_key(c) != 1) {
+	if (LIB_INT(0, SSL_CTX_use_PrivateKey(c, key)) != 1 ||
+	    LIB_INT(0, SSL_CTX_check_private_key(c)) != 1) {
 		EVP_PKEY_free(key);
 		return config_fail(err, errlen, "certificate %zu: the private key is refused", no);
 	}
@@ -274,7 +283,7 @@ static int load_cas(SSL_CTX *c, const struct giong_tls_settings *set, char *err,
 	for (p = set->ca_dirs; p && *p; p++)
 		if (SSL_CTX_load_verify_locations(c, NULL, *p) != 1)
 			return config_fail(err, errlen, "CA directory %s does not load", *p);
-	if (set->ca_system && SSL_CTX_set_default_verify_paths(c) != 1)
+	if (set->ca_system && LIB_INT(0, SSL_CTX_set_default_verify_paths(c)) != 1)
 		return config_fail(err, errlen, "the system's CA roots do not load");
 	return 0;
 }
@@ -315,7 +324,7 @@ static int servername(SSL *ssl, int *alert, void *arg)
 		X509 *leaf = SSL_CTX_get0_certificate(x->ctx[i]);
 
 		if (leaf && X509_check_host(leaf, name, 0, 0, NULL) == 1) {
-			if (i && !SSL_set_SSL_CTX(ssl, x->ctx[i]))
+			if (i && !LIB_PTR(SSL_set_SSL_CTX(ssl, x->ctx[i])))
 				return SSL_TLSEXT_ERR_ALERT_FATAL; /* internal_error */
 			return SSL_TLSEXT_ERR_OK;
 		}
@@ -329,12 +338,12 @@ static int servername(SSL *ssl, int *alert, void *arg)
 static int new_session(SSL *ssl, SSL_SESSION *sess)
 {
 	struct oconn *c = BIO_get_data(SSL_get_rbio(ssl));
-	int len = i2d_SSL_SESSION(sess, NULL);
+	int len = LIB_INT(0, i2d_SSL_SESSION(sess, NULL));
 	unsigned char *blob, *p;
 
-	if (!c || len <= 0 || !(blob = p = OPENSSL_malloc((size_t)len)))
+	if (!c || len <= 0 || !(blob = p = LIB_PTR(OPENSSL_malloc((size_t)len))))
 		return 0;
-	if (i2d_SSL_SESSION(sess, &p) == len)
+	if (LIB_INT(0, i2d_SSL_SESSION(sess, &p)) == len)
 		giong_tls_io_session(c->s, blob, (size_t)len);
 	OPENSSL_clear_free(blob, (size_t)len);
 	return 0;
@@ -353,15 +362,15 @@ static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 			 (unsigned)set->min_version, (unsigned)set->max_version);
 		return GIONG_ETLS_CONFIG;
 	}
-	c = SSL_CTX_new(set->server ? TLS_server_method() : TLS_client_method());
+	c = LIB_PTR(SSL_CTX_new(set->server ? TLS_server_method() : TLS_client_method()));
 	if (!c)
 		return config_fail(err, errlen, "SSL_CTX_new");
 	x->ctx[i] = c;
 	x->n = i + 1;
 
 	/* The enum's values are the wire's: TLS1_2_VERSION, TLS1_3_VERSION. */
-	if (!SSL_CTX_set_min_proto_version(c, (int)set->min_version) ||
-	    !SSL_CTX_set_max_proto_version(c, (int)set->max_version))
+	if (!LIB_INT(0, SSL_CTX_set_min_proto_version(c, (int)set->min_version)) ||
+	    !LIB_INT(0, SSL_CTX_set_max_proto_version(c, (int)set->max_version)))
 		return config_fail(err, errlen, "TLS versions");
 	SSL_CTX_set_mode(c, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION);
@@ -381,8 +390,8 @@ static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 		 * anyway. With tickets off, none: SSL_OP_NO_TICKET alone would
 		 * still issue stateful TLS 1.3 tickets. */
 		SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_OFF);
-		if (!SSL_CTX_set_num_tickets(c, set->tickets ? 1 : 0) ||
-		    !SSL_CTX_set_session_id_context(c, sid_ctx, sizeof(sid_ctx) - 1))
+		if (!LIB_INT(0, SSL_CTX_set_num_tickets(c, set->tickets ? 1 : 0)) ||
+		    !LIB_INT(0, SSL_CTX_set_session_id_context(c, sid_ctx, sizeof(sid_ctx) - 1)))
 			return config_fail(err, errlen, "session tickets");
 		if (i) {
 			unsigned char keys[80]; /* name, HMAC and AES keys: 16 + 32 + 32 */
@@ -410,7 +419,7 @@ static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 		}
 		if (set->alpn_len &&
 		    (set->alpn_len > UINT_MAX ||
-		     SSL_CTX_set_alpn_protos(c, set->alpn, (unsigned)set->alpn_len)))
+		     LIB_INT(1, SSL_CTX_set_alpn_protos(c, set->alpn, (unsigned)set->alpn_len))))
 			return config_fail(err, errlen, "ALPN protocols"); /* 0 is success */
 	}
 	SSL_CTX_set_verify(c, mode, NULL);
@@ -494,10 +503,10 @@ static int o_conn_init(void *ctx, void *conn, struct giong_tls_stream *s, const 
 	if (!bio_method)
 		return -ENOMEM; /* init_once() failed (no memory) */
 	ERR_clear_error();
-	c->ssl = SSL_new(x->ctx[0]);
+	c->ssl = LIB_PTR(SSL_new(x->ctx[0]));
 	if (!c->ssl)
 		goto nomem;
-	b = BIO_new(bio_method);
+	b = LIB_PTR(BIO_new(bio_method));
 	if (!b)
 		goto nomem;
 	BIO_set_data(b, c);
@@ -511,13 +520,14 @@ static int o_conn_init(void *ctx, void *conn, struct giong_tls_stream *s, const 
 	if (server_name && server_name[0]) {
 		bool ip = numeric_host(server_name);
 
-		if (!ip && !SSL_set_tlsext_host_name(c->ssl, server_name)) {
+		if (!ip && !LIB_INT(0, SSL_set_tlsext_host_name(c->ssl, server_name))) {
 			c->why = "the server name is not valid for SNI";
 			goto config;
 		}
 		if (x->set->verify != GIONG_TLS_VERIFY_NONE &&
-		    !(ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), server_name)
-			 : SSL_set1_host(c->ssl, server_name))) {
+		    !LIB_INT(0,
+			     ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), server_name)
+				: SSL_set1_host(c->ssl, server_name))) {
 			c->why = "the server name cannot be checked";
 			goto config;
 		}
@@ -533,7 +543,8 @@ config:
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 	ERR_clear_error();
-	return GIONG_ETLS_CONFIG;
+	/* a setter that could not allocate */
+	return ERR_GET_REASON(c->err) == ERR_R_MALLOC_FAILURE ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
 static void o_conn_free(void *conn)
@@ -746,11 +757,11 @@ static int o_session_set(void *conn, const void *blob, size_t len)
 	SSL_SESSION *sess;
 	int ok;
 
-	if (len > LONG_MAX || !(sess = d2i_SSL_SESSION(NULL, &p, (long)len))) {
+	if (len > LONG_MAX || !(sess = LIB_PTR(d2i_SSL_SESSION(NULL, &p, (long)len)))) {
 		clear_errors();
 		return GIONG_ETLS_CONFIG;
 	}
-	ok = SSL_set_session(c->ssl, sess); /* takes its own reference */
+	ok = LIB_INT(0, SSL_set_session(c->ssl, sess)); /* takes its own reference */
 	SSL_SESSION_free(sess);
 	clear_errors();
 	return ok == 1 ? 0 : GIONG_ETLS_CONFIG;

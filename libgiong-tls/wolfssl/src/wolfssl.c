@@ -39,6 +39,9 @@
 #include <giong/tls/backend.h>
 #include <giong/tls/wolfssl.h>
 
+/* LIB_PTR(), LIB_INT(): the fault plan's `tls` kind at our calls into wolfSSL */
+#include "../../src/backend_faults.h"
+
 /* The default suites: AEADs with forward secrecy only (Debian's build would
  * otherwise offer RC4, 3DES, NULL and integrity-only TLS 1.3 suites). */
 #ifdef WOLFSSL_AESNI /* AES in hardware: AES-GCM first */
@@ -177,7 +180,7 @@ static int sni_cb(WOLFSSL *ssl, int *ad, void *arg)
 
 		for (size_t k = 0; k < c->nnames; k++) {
 			if (name_match(c->names[k], name)) {
-				if (i > 0 && !wolfSSL_set_SSL_CTX(ssl, c->ctx))
+				if (i > 0 && !LIB_PTR(wolfSSL_set_SSL_CTX(ssl, c->ctx)))
 					return 2; /* fatal_return */
 				return 0;
 			}
@@ -189,8 +192,8 @@ static int sni_cb(WOLFSSL *ssl, int *ad, void *arg)
 /* The subjectAltName DNS names of the leaf of @pem. */
 static int cert_names(struct wolf_cert *c, const char *pem, size_t len, char *err, size_t errlen)
 {
-	WOLFSSL_X509 *x = wolfSSL_X509_load_certificate_buffer((const unsigned char *)pem, (int)len,
-							       WOLFSSL_FILETYPE_PEM);
+	WOLFSSL_X509 *x = LIB_PTR(wolfSSL_X509_load_certificate_buffer(
+		(const unsigned char *)pem, (int)len, WOLFSSL_FILETYPE_PEM));
 	WOLFSSL_GENERAL_NAMES *gens;
 	int n, rc = 0;
 
@@ -245,8 +248,8 @@ static int chain_decodes(const char *pem, size_t len, char *err, size_t errlen)
 			return GIONG_ETLS_CONFIG;
 		}
 		e += sizeof(end) - 1;
-		x = wolfSSL_X509_load_certificate_buffer((const unsigned char *)p, (int)(e - p),
-							 WOLFSSL_FILETYPE_PEM);
+		x = LIB_PTR(wolfSSL_X509_load_certificate_buffer(
+			(const unsigned char *)p, (int)(e - p), WOLFSSL_FILETYPE_PEM));
 		if (!x) {
 			set_err(err, errlen,
 				"certificate chain (a certificate that does not decode)", 0);
@@ -286,7 +289,8 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 		memcpy(list, c13, n13);
 		list[n13] = ':';
 		memcpy(list + n13 + 1, c12, n12 + 1);
-		if (wolfSSL_CTX_set_cipher_list(ctx, list) != WOLFSSL_SUCCESS) {
+		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_set_cipher_list(ctx, list)) !=
+		    WOLFSSL_SUCCESS) {
 			set_err(err, errlen, "cipher list", 0);
 			rc = GIONG_ETLS_CONFIG;
 		}
@@ -298,31 +302,48 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 /* Debian's wolfSSL_CTX_check_private_key() compares key types only: an ECDSA
  * key of another certificate passes it. A signature made with the key and
  * checked with the certificate's public key cannot be fooled (one signature
- * per certificate, when the configuration is built). */
-static bool key_matches(WOLFSSL_CTX *ctx)
+ * per certificate, when the configuration is built). Returns 0, or
+ * GIONG_ETLS_CONFIG for a key that does not match, -ENOMEM when the public key
+ * or a digest context could not be made. */
+static int key_check(WOLFSSL_CTX *ctx, char *err, size_t errlen)
 {
 	WOLFSSL_EVP_PKEY *priv = wolfSSL_CTX_get0_privatekey(ctx);
-	WOLFSSL_EVP_PKEY *pub = wolfSSL_X509_get_pubkey(wolfSSL_CTX_get0_certificate(ctx));
-	WOLFSSL_EVP_MD_CTX *m = wolfSSL_EVP_MD_CTX_new();
+	WOLFSSL_EVP_PKEY *pub = LIB_PTR(wolfSSL_X509_get_pubkey(wolfSSL_CTX_get0_certificate(ctx)));
+	WOLFSSL_EVP_MD_CTX *m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
 	unsigned char sig[1024]; /* RSA 8192 or any ECDSA signature fits */
 	size_t len = sizeof(sig);
-	bool ok = false;
+	int rc = GIONG_ETLS_CONFIG;
 
-	if (priv && pub && m &&
-	    wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
-	    wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
-	    wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
+	if (!pub || !m) {
+		rc = -ENOMEM;
+	} else if (priv &&
+		   wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
+		   wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
+		   wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
 		wolfSSL_EVP_MD_CTX_free(m);
-		m = wolfSSL_EVP_MD_CTX_new();
-		ok = m &&
-		     wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
-		     wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
-		     wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1;
+		m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
+		if (!m)
+			rc = -ENOMEM;
+		else if (wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) ==
+				 1 &&
+			 wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
+			 wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1)
+			rc = 0;
 	}
 	wolfSSL_EVP_MD_CTX_free(m);
 	wolfSSL_EVP_PKEY_free(pub);
 	wolfSSL_ERR_clear_error();
-	return ok;
+	if (rc == GIONG_ETLS_CONFIG && err && errlen)
+		snprintf(err, errlen, "the private key does not match the certificate");
+	return rc;
+}
+
+/* What a failed loading call's @rc means: -ENOMEM for wolfSSL's MEMORY_E
+ * (try again later), else GIONG_ETLS_CONFIG; its text into @err. */
+static int load_fail(char *err, size_t errlen, const char *what, int rc)
+{
+	set_err(err, errlen, what, rc);
+	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
 /* A client's new session: serialised for the generic code's cache. TLS 1.3
@@ -337,10 +358,10 @@ static int new_session(WOLFSSL *ssl, WOLFSSL_SESSION *sess)
 
 	if (!s || wolfSSL_version(ssl) != TLS1_3_VERSION)
 		return 0;
-	len = wolfSSL_i2d_SSL_SESSION(sess, NULL);
+	len = LIB_INT(0, wolfSSL_i2d_SSL_SESSION(sess, NULL));
 	if (len <= 0 || !(blob = p = malloc((size_t)len)))
 		return 0;
-	if (wolfSSL_i2d_SSL_SESSION(sess, &p) == len)
+	if (LIB_INT(0, wolfSSL_i2d_SSL_SESSION(sess, &p)) == len)
 		giong_tls_io_session(s, blob, (size_t)len);
 	memset(blob, 0, (size_t)len);
 	free(blob);
@@ -354,7 +375,12 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	WOLFSSL_CTX *ctx;
 	int mode, rc;
 
-	if (set->max_version == GIONG_TLS_1_2)
+	/* The method is allocated, and wolfSSL_CTX_new() takes it even when it
+	 * fails (and frees it then): the fault is on the method, which fails
+	 * the same way without leaving one to free. */
+	if (LIB_FAULT())
+		m = NULL;
+	else if (set->max_version == GIONG_TLS_1_2)
 		m = set->server ? wolfTLSv1_2_server_method() : wolfTLSv1_2_client_method();
 	else if (set->min_version == GIONG_TLS_1_3)
 		m = set->server ? wolfTLSv1_3_server_method() : wolfTLSv1_3_client_method();
@@ -365,7 +391,8 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	*ret = ctx;
 	wolfSSL_ERR_clear_error();
 	if (set->max_version != GIONG_TLS_1_2 && set->min_version != GIONG_TLS_1_3 &&
-	    (rc = wolfSSL_CTX_SetMinVersion(ctx, WOLFSSL_TLSV1_2)) != WOLFSSL_SUCCESS) {
+	    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_SetMinVersion(ctx, WOLFSSL_TLSV1_2))) !=
+		    WOLFSSL_SUCCESS) {
 		set_err(err, errlen, "versions", rc);
 		return GIONG_ETLS_CONFIG;
 	}
@@ -375,32 +402,33 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	wolfSSL_CTX_SetIOSend(ctx, send_cb);
 
 	if (cert) {
-		rc = wolfSSL_CTX_use_certificate_chain_buffer_format(
-			ctx, (const unsigned char *)cert->chain_pem, (long)cert->chain_len,
-			WOLFSSL_FILETYPE_PEM);
-		if (rc != WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "certificate chain", rc);
-			return GIONG_ETLS_CONFIG;
-		}
+		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_certificate_chain_buffer_format(
+					       ctx, (const unsigned char *)cert->chain_pem,
+					       (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
+		if (rc != WOLFSSL_SUCCESS)
+			return load_fail(err, errlen, "certificate chain", rc);
 		if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
 			return rc;
-		rc = wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)cert->key_pem,
-						       (long)cert->key_len, WOLFSSL_FILETYPE_PEM);
-		if (rc != WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "private key", rc);
-			return GIONG_ETLS_CONFIG;
-		}
-		if (wolfSSL_CTX_check_private_key(ctx) != WOLFSSL_SUCCESS || !key_matches(ctx)) {
+		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_PrivateKey_buffer(
+					       ctx, (const unsigned char *)cert->key_pem,
+					       (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
+		if (rc != WOLFSSL_SUCCESS)
+			return load_fail(err, errlen, "private key", rc);
+		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_check_private_key(ctx)) !=
+		    WOLFSSL_SUCCESS) {
 			if (err && errlen)
 				snprintf(err, errlen,
 					 "the private key does not match the certificate");
 			return GIONG_ETLS_CONFIG;
 		}
+		if ((rc = key_check(ctx, err, errlen)))
+			return rc;
 	}
 
 	if (set->verify != GIONG_TLS_VERIFY_NONE) {
 		for (const char *const *p = set->ca_files; p && *p; p++) {
-			rc = wolfSSL_CTX_load_verify_locations(ctx, *p, NULL);
+			rc = LIB_INT(WOLFSSL_FAILURE,
+				     wolfSSL_CTX_load_verify_locations(ctx, *p, NULL));
 			if (rc != WOLFSSL_SUCCESS) {
 				set_err(err, errlen, *p, rc);
 				return GIONG_ETLS_CONFIG;
@@ -409,16 +437,19 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 		for (const char *const *p = set->ca_dirs; p && *p; p++) {
 			/* wolfSSL reads every file of the directory: skip those
 			 * that are no CA certificate */
-			rc = wolfSSL_CTX_load_verify_locations_ex(
-				ctx, NULL, *p,
-				WOLFSSL_LOAD_FLAG_IGNORE_ERR | WOLFSSL_LOAD_FLAG_PEM_CA_ONLY);
+			rc = LIB_INT(WOLFSSL_FAILURE,
+				     wolfSSL_CTX_load_verify_locations_ex(
+					     ctx, NULL, *p,
+					     WOLFSSL_LOAD_FLAG_IGNORE_ERR |
+						     WOLFSSL_LOAD_FLAG_PEM_CA_ONLY));
 			if (rc != WOLFSSL_SUCCESS) {
 				set_err(err, errlen, *p, rc);
 				return GIONG_ETLS_CONFIG;
 			}
 		}
 		if (set->ca_system &&
-		    (rc = wolfSSL_CTX_load_system_CA_certs(ctx)) != WOLFSSL_SUCCESS) {
+		    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_load_system_CA_certs(ctx))) !=
+			    WOLFSSL_SUCCESS) {
 			set_err(err, errlen, "system CA certificates", rc);
 			return GIONG_ETLS_CONFIG;
 		}
@@ -582,35 +613,42 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	struct wolf_ctx *w = ctx;
 	struct wolf_conn *c = p;
 	WOLFSSL *ssl;
-	int rc = GIONG_ETLS_CONFIG;
+	int rc = WOLFSSL_FAILURE;
 
 	wolf_thread_enter();
 	c->ctx = w;
 	c->s = s;
 	c->alert = -1;
-	if (!(ssl = wolfSSL_new(w->certs[0].ctx)))
+	if (!(ssl = LIB_PTR(wolfSSL_new(w->certs[0].ctx))))
 		return -ENOMEM;
 	wolfSSL_SetIOReadCtx(ssl, s);
 	wolfSSL_SetIOWriteCtx(ssl, s);
-	if (w->alpn_len && wolfSSL_UseALPN(ssl, w->alpn_list, (unsigned)strlen(w->alpn_list),
-					   WOLFSSL_ALPN_FAILED_ON_MISMATCH) != WOLFSSL_SUCCESS)
+	if (w->alpn_len &&
+	    (rc = LIB_INT(MEMORY_E,
+			  wolfSSL_UseALPN(ssl, w->alpn_list, (unsigned)strlen(w->alpn_list),
+					  WOLFSSL_ALPN_FAILED_ON_MISMATCH))) != WOLFSSL_SUCCESS)
 		goto fail;
 	if (!w->server && server_name && *server_name) {
 		bool ip = is_numeric(server_name);
 
-		if (!ip && wolfSSL_UseSNI(ssl, WOLFSSL_SNI_HOST_NAME, server_name,
-					  (unsigned short)strlen(server_name)) != WOLFSSL_SUCCESS)
+		if (!ip &&
+		    (rc = LIB_INT(MEMORY_E, wolfSSL_UseSNI(ssl, WOLFSSL_SNI_HOST_NAME, server_name,
+							   (unsigned short)strlen(server_name)))) !=
+			    WOLFSSL_SUCCESS)
 			goto fail;
 		if (w->verify != GIONG_TLS_VERIFY_NONE) {
 			if (ip) {
 				char buf[40];
 
 				/* checked against the iPAddress names */
-				if (wolfSSL_X509_VERIFY_PARAM_set1_ip_asc(
-					    wolfSSL_get0_param(ssl), ip_text(server_name, buf)) !=
+				if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_X509_VERIFY_PARAM_set1_ip_asc(
+								     wolfSSL_get0_param(ssl),
+								     ip_text(server_name, buf))) !=
 				    WOLFSSL_SUCCESS)
 					goto fail;
-			} else if (wolfSSL_check_domain_name(ssl, server_name) != WOLFSSL_SUCCESS) {
+			} else if (LIB_INT(WOLFSSL_FAILURE,
+					   wolfSSL_check_domain_name(ssl, server_name)) !=
+				   WOLFSSL_SUCCESS) {
 				goto fail;
 			}
 		}
@@ -619,7 +657,7 @@ static int wolf_conn_init(void *ctx, void *p, struct giong_tls_stream *s, const 
 	return 0;
 fail:
 	wolfSSL_free(ssl);
-	return rc;
+	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG; /* MEMORY_E: UseALPN, UseSNI */
 }
 
 static bool cert_error(int e)
@@ -843,9 +881,9 @@ static int wolf_session_set(void *p, const void *blob, size_t len)
 	WOLFSSL_SESSION *sess;
 	int ok;
 
-	if (len > INT_MAX || !(sess = wolfSSL_d2i_SSL_SESSION(NULL, &b, (long)len)))
+	if (len > INT_MAX || !(sess = LIB_PTR(wolfSSL_d2i_SSL_SESSION(NULL, &b, (long)len))))
 		return GIONG_ETLS_CONFIG;
-	ok = wolfSSL_set_session(c->ssl, sess);
+	ok = LIB_INT(WOLFSSL_FAILURE, wolfSSL_set_session(c->ssl, sess));
 	wolfSSL_SESSION_free(sess);
 	wolfSSL_ERR_clear_error();
 	return ok == WOLFSSL_SUCCESS ? 0 : GIONG_ETLS_CONFIG;
