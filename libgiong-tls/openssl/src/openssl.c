@@ -78,7 +78,9 @@ struct oconn {
 	bool eof;          /* a pull said the stream beneath ended */
 };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Our BIO method: made on first use (openssl_ready()), then read by every
+ * worker (atomically: a later use may be the one that makes it). */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static BIO_METHOD *bio_method;
 
 /* --- the BIO: its data is the struct oconn ------------------------------------------------ */
@@ -155,25 +157,48 @@ static int bio_destroy(BIO *b)
 	return 1;
 }
 
-static void init_once(void)
+static BIO_METHOD *make_bio_method(void)
 {
 	BIO_METHOD *m;
 	int type;
 
-	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
 	type = LIB_INT(-1, BIO_get_new_index());
 	if (type == -1)
-		return;
+		return NULL;
 	m = LIB_PTR(BIO_meth_new(type | BIO_TYPE_SOURCE_SINK, "giong-tls"));
 	if (!m)
-		return;
+		return NULL;
 	if (!LIB_INT(0, BIO_meth_set_read_ex(m, bio_read)) ||
 	    !BIO_meth_set_write_ex(m, bio_write) || !BIO_meth_set_ctrl(m, bio_ctrl) ||
 	    !BIO_meth_set_create(m, bio_create) || !BIO_meth_set_destroy(m, bio_destroy)) {
 		BIO_meth_free(m);
-		return;
+		return NULL;
 	}
-	bio_method = m;
+	return m;
+}
+
+/*
+ * OpenSSL's set-up and our BIO method, on first use; the method, or NULL
+ * when it could not be made (no memory). Not pthread_once(): a method that
+ * could not be made is tried again at the next use, where pthread_once()
+ * would have failed every connection of the process for good.
+ */
+static BIO_METHOD *openssl_ready(void)
+{
+	BIO_METHOD *m = __atomic_load_n(&bio_method, __ATOMIC_ACQUIRE);
+
+	if (m)
+		return m;
+	pthread_mutex_lock(&init_lock);
+	m = bio_method;
+	if (!m) {
+		OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS,
+				 NULL);
+		m = make_bio_method();
+		__atomic_store_n(&bio_method, m, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&init_lock);
+	return m;
 }
 
 /* --- contexts ----------------------------------------------------------------------------- */
@@ -458,7 +483,7 @@ static int o_ctx_new(const struct giong_tls_settings *set, void **ctx, char *err
 		errlen = sizeof(none);
 	}
 	err[0] = '\0';
-	pthread_once(&once, init_once);
+	(void)openssl_ready();
 	ERR_clear_error();
 	if (set->server && !set->ncerts) {
 		snprintf(err, errlen, "a server needs a certificate");
@@ -496,17 +521,19 @@ static int o_conn_init(void *ctx, void *conn, struct giong_tls_stream *s, const 
 {
 	const struct octx *x = ctx;
 	struct oconn *c = conn;
+	BIO_METHOD *meth;
 	BIO *b;
 
 	c->s = s;
 	c->x = x;
-	if (!bio_method)
-		return -ENOMEM; /* init_once() failed (no memory) */
+	meth = openssl_ready();
+	if (!meth)
+		return -ENOMEM; /* tried again at the next connection */
 	ERR_clear_error();
 	c->ssl = LIB_PTR(SSL_new(x->ctx[0]));
 	if (!c->ssl)
 		goto nomem;
-	b = LIB_PTR(BIO_new(bio_method));
+	b = LIB_PTR(BIO_new(meth));
 	if (!b)
 		goto nomem;
 	BIO_set_data(b, c);
@@ -829,6 +856,6 @@ static const struct giong_tls_backend backend = {
 
 const struct giong_tls_backend *giong_tls_openssl(void)
 {
-	pthread_once(&once, init_once);
+	(void)openssl_ready();
 	return &backend;
 }
