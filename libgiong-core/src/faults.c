@@ -29,6 +29,7 @@ static struct {
 	uint64_t seed;
 	uint32_t num[GIONG__FAULT_KINDS], den[GIONG__FAULT_KINDS]; /* num 0: never */
 	bool any;
+	bool workers_only; /* "workers=1": the program's own threads decide no fault */
 	_Atomic uint64_t injected[GIONG__FAULT_KINDS], decided[GIONG__FAULT_KINDS];
 } plan;
 
@@ -56,6 +57,8 @@ uint64_t giong__fault(enum giong__fault_kind kind)
 		me.stream = OUTSIDE_STREAM;
 		me.set = true;
 	}
+	if (plan.workers_only && me.stream == OUTSIDE_STREAM)
+		return 0; /* not even a decision: the workers' sequences stay as they were */
 	n = me.n[kind]++;
 	atomic_fetch_add_explicit(&plan.decided[kind], 1, memory_order_relaxed);
 	h = splitmix64(plan.seed ^ splitmix64(((uint64_t)kind << 32 | me.stream) ^ splitmix64(n)));
@@ -108,8 +111,8 @@ static bool parse_u64(const char *p, const char *end, uint64_t max, uint64_t *ou
 	} while (0)
 
 /* One "name=value" item of [p, end) into *@np (not yet the plan). */
-static int parse_item(const char *p, const char *end, uint64_t *seed, bool *seen, uint32_t *num,
-		      uint32_t *den, char *err, size_t errlen)
+static int parse_item(const char *p, const char *end, uint64_t *seed, bool *workers_only,
+		      bool *seen, uint32_t *num, uint32_t *den, char *err, size_t errlen)
 {
 	const char *eq = memchr(p, '=', (size_t)(end - p)), *slash;
 	int len = (int)(end - p);
@@ -126,12 +129,21 @@ static int parse_item(const char *p, const char *end, uint64_t *seed, bool *seen
 			FAIL("seed '%.*s' is not a decimal number", (int)(end - eq - 1), eq + 1);
 		return 0;
 	}
+	if ((size_t)(eq - p) == 7 && !memcmp(p, "workers", 7)) {
+		if (seen[GIONG__FAULT_KINDS + 1])
+			FAIL("workers is given twice");
+		seen[GIONG__FAULT_KINDS + 1] = true;
+		if (end - eq != 2 || (eq[1] != '0' && eq[1] != '1'))
+			FAIL("workers '%.*s' is not 0 or 1", (int)(end - eq - 1), eq + 1);
+		*workers_only = eq[1] == '1';
+		return 0;
+	}
 	for (k = 0; k < GIONG__FAULT_KINDS; k++)
 		if (strlen(kind_names[k]) == (size_t)(eq - p) &&
 		    !memcmp(p, kind_names[k], (size_t)(eq - p)))
 			break;
 	if (k == GIONG__FAULT_KINDS)
-		FAIL("unknown fault '%.*s' (known: seed alloc sqe enter short nobufs tls)",
+		FAIL("unknown fault '%.*s' (known: seed workers alloc sqe enter short nobufs tls)",
 		     (int)(eq - p), p);
 	if (seen[k])
 		FAIL("%s is given twice", kind_names[k]);
@@ -154,9 +166,9 @@ static int parse_item(const char *p, const char *end, uint64_t *seed, bool *seen
 int giong__faults_configure(const char *spec, char *err, size_t errlen)
 {
 	uint32_t num[GIONG__FAULT_KINDS] = {0}, den[GIONG__FAULT_KINDS];
-	bool seen[GIONG__FAULT_KINDS + 1] = {0};
+	bool seen[GIONG__FAULT_KINDS + 2] = {0}; /* the kinds, seed, workers */
 	uint64_t seed = 1;
-	bool any = false;
+	bool any = false, workers_only = false;
 
 	for (int k = 0; k < GIONG__FAULT_KINDS; k++)
 		den[k] = 1;
@@ -169,7 +181,7 @@ int giong__faults_configure(const char *spec, char *err, size_t errlen)
 				end = p + strlen(p);
 			if (end == p)
 				FAIL("an empty item (two commas, or one at an end)");
-			r = parse_item(p, end, &seed, seen, num, den, err, errlen);
+			r = parse_item(p, end, &seed, &workers_only, seen, num, den, err, errlen);
 			if (r)
 				return r;
 			if (!*end)
@@ -181,6 +193,7 @@ int giong__faults_configure(const char *spec, char *err, size_t errlen)
 		any |= num[k] != 0;
 	plan.any = false; /* nothing decides while the plan changes */
 	plan.seed = seed;
+	plan.workers_only = workers_only;
 	memcpy(plan.num, num, sizeof(num));
 	memcpy(plan.den, den, sizeof(den));
 	for (int k = 0; k < GIONG__FAULT_KINDS; k++) {

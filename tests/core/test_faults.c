@@ -8,8 +8,10 @@
  * that one back at the end.
  */
 #include <liburing.h>
+#include <pthread.h>
 
 #include "giong_faults.h"
+
 #include "giong_test.h"
 
 static char env_plan[512];
@@ -38,6 +40,8 @@ static void test_syntax(void **state)
 		"alloc=0",
 		"seed=18446744073709551615,enter=0/3",
 		"tls=4294967295/4294967295",
+		"workers=1,alloc=1/2",
+		"workers=0",
 	};
 	static const char *const bad[] = {
 		"alloc",
@@ -60,6 +64,9 @@ static void test_syntax(void **state)
 		"tls=1/4294967296",
 		"seed=18446744073709551616",
 		"SQE=1/2",
+		"workers=2",
+		"workers=",
+		"workers=1,workers=1",
 	};
 	char err[160];
 
@@ -203,6 +210,57 @@ static void test_ring_copes(void **state)
 	assert_true(giong__faults_injected(GIONG__FAULT_ENTER) > 0);
 }
 
+static void workers_main(unsigned w, void *arg)
+{
+	struct giong_task *t = NULL;
+
+	(void)w;
+	*(int *)arg = giong_spawn(nop_task, NULL, &t); /* a worker's allocation: fails */
+	if (t)
+		giong_join(t, NULL);
+}
+
+struct workers_only {
+	int new_ret, spawned, free_ret;
+	uint64_t decided_at_new, injected;
+};
+
+/* On a thread of its own: this one (test_replay) took a worker's stream. */
+static void *workers_only_thread(void *arg)
+{
+	struct workers_only *r = arg;
+	struct giong_config c = gt_config(1);
+	struct giong_runtime *rt = NULL;
+
+	r->new_ret = giong_runtime_new(&c, &rt);
+	r->decided_at_new = giong__faults_decided(GIONG__FAULT_ALLOC);
+	if (r->new_ret)
+		return NULL;
+	giong_runtime_run(rt, workers_main, &r->spawned); /* its own main may fail to start */
+	r->injected = giong__faults_injected(GIONG__FAULT_ALLOC);
+	r->free_ret = giong_runtime_free(rt);
+	return NULL;
+}
+
+/* workers=1: the program's own threads decide no fault (a server's start-up,
+ * its configuration, is not the plan's), the workers still do. */
+static void test_workers_only(void **state)
+{
+	struct workers_only r = {.spawned = 1};
+	pthread_t th;
+
+	(void)state;
+	plan("workers=1,alloc=1/1");
+	assert_int_equal(pthread_create(&th, NULL, workers_only_thread, &r), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.new_ret, 0);
+	assert_int_equal(r.decided_at_new, 0);
+	assert_true(r.injected >= 1);
+	assert_int_not_equal(r.spawned, 0);
+	assert_int_equal(r.free_ret, 0);
+	plan("");
+}
+
 int main(void)
 {
 	const char *env = getenv("GIONG_FAULTS");
@@ -211,6 +269,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_replay, restore),
 		cmocka_unit_test_teardown(test_alloc, restore),
 		cmocka_unit_test_teardown(test_ring_copes, restore),
+		cmocka_unit_test_teardown(test_workers_only, restore),
 	};
 
 	snprintf(env_plan, sizeof(env_plan), "%s", env ? env : "");
