@@ -449,7 +449,7 @@ struct srv_case {
 	enum giong_tls_version version; /* what the client is told to speak */
 	const char *want_version;
 	struct proc p;
-	char connect[64], url_a[80], url_b[80];
+	char connect[64], url_a[80], url_b[80], pin[64];
 	unsigned char *in; /* s_client's stdin for S_BULK */
 	int requests;      /* S_CURL: served */
 	ssize_t end;       /* the last read's result */
@@ -480,9 +480,14 @@ static void srv_cmd(struct srv_case *c, int port)
 	snprintf(c->connect, sizeof(c->connect), "127.0.0.1:%d", port);
 	snprintf(c->url_a, sizeof(c->url_a), "https://localhost:%d/a", port);
 	snprintf(c->url_b, sizeof(c->url_b), "https://localhost:%d/b", port);
+	/* The certificate's name on the server's address: "localhost" is ::1 first,
+	 * where another program may hold the same port number. */
+	snprintf(c->pin, sizeof(c->pin), "localhost:%d:127.0.0.1", port);
 	if (c->mode == S_CURL || c->mode == S_CURL_BADCA) {
 		proc_arg(p, "curl");
 		proc_arg(p, "-sS");
+		proc_arg(p, "--resolve");
+		proc_arg(p, c->pin);
 		proc_arg(p, "--noproxy");
 		proc_arg(p, "*");
 		proc_arg(p, "--max-time");
