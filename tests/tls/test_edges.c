@@ -233,6 +233,17 @@ static void test_files_that_do_not_load(void **state)
 		giong_tls_config_free(c);
 	}
 
+	/* A key that loads but is another certificate's (both P-256): refused,
+	 * saying so, on every backend. */
+	assert_int_equal(giong_tls_config_new(tt_backend(), &c), 0);
+	assert_int_equal(
+		giong_tls_config_add_cert_file(c, tt_path("server.pem"), tt_path("sni.key")), 0);
+	err[0] = '\0';
+	assert_int_equal(check_of(c, err, sizeof(err)), GIONG_ETLS_CONFIG);
+	if (!strstr(err, "does not match"))
+		fail_msg("a mismatched key said: %s", err);
+	giong_tls_config_free(c);
+
 	/* A CA file that holds no certificate. */
 	assert_int_equal(giong_tls_config_new(tt_backend(), &c), 0);
 	assert_int_equal(giong_tls_config_ca_file(c, tmp_path("junk.pem")), 0);
