@@ -65,6 +65,23 @@ static int ctl_recv(int fd, int *v, int ms)
 
 /* One batch of the child's: connect @n, send each its request, read each
  * its whole response ("hi" after the head). 0, or -1. */
+/* Why a batch of the child's failed, on its stderr (the test's output): a
+ * count short of N alone says nothing. Returns -1. */
+static int batch_fail(const char *what, int i, int err)
+{
+	fprintf(stderr, "idle child: %s failed at connection %d of the batch: %s\n", what, i,
+		err ? strerror(err) : "-");
+	return -1;
+}
+
+static int sock_error(int fd)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) ? errno : e;
+}
+
 static int child_batch(int port, int *fds, int n)
 {
 	static char buf[IDLE_BATCH][512];
@@ -78,14 +95,14 @@ static int child_batch(int port, int *fds, int n)
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fds[i] < 0 ||
 		    (connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS))
-			return -1;
+			return batch_fail("connect", i, errno);
 		state[i] = 0;
 		len[i] = 0;
 		p[i] = (struct pollfd){fds[i], POLLOUT, 0};
 	}
 	while (done < n) {
 		if (poll(p, (nfds_t)n, 10000) <= 0)
-			return -1;
+			return batch_fail("poll (10 s, nothing ready)", done, errno);
 		for (int i = 0; i < n; i++) {
 			char *e;
 			ssize_t k;
@@ -93,23 +110,24 @@ static int child_batch(int port, int *fds, int n)
 			if (!p[i].revents || state[i] == 2)
 				continue;
 			if (p[i].revents & (POLLERR | POLLHUP))
-				return -1;
+				return batch_fail("POLLERR/POLLHUP", i, sock_error(fds[i]));
 			if (state[i] == 0) {
 				if (send(fds[i], idle_req, sizeof(idle_req) - 1, MSG_NOSIGNAL) !=
 				    (ssize_t)sizeof(idle_req) - 1)
-					return -1;
+					return batch_fail("send", i, errno);
 				state[i] = 1;
 				p[i].events = POLLIN;
 				continue;
 			}
 			k = recv(fds[i], buf[i] + len[i], sizeof(buf[i]) - 1 - len[i], 0);
 			if (k <= 0)
-				return -1;
+				return batch_fail(k ? "recv" : "recv (the server closed)", i,
+						  errno);
 			len[i] += (size_t)k;
 			buf[i][len[i]] = '\0';
 			if ((e = strstr(buf[i], "\r\n\r\n")) && !strcmp(e + 4, "hi")) {
 				if (strncmp(buf[i], "HTTP/1.1 200 ", 13))
-					return -1;
+					return batch_fail("a response that is no 200", i, 0);
 				state[i] = 2;
 				p[i].events = 0;
 				done++;
