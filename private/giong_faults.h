@@ -13,6 +13,8 @@
  *
  *   GIONG_FAULTS=seed=7,alloc=1/500,sqe=1/50,enter=1/100,short=1/10,nobufs=1/100,tls=1/1000
  *   (workers=1: only workers' threads decide; the program's own see no fault)
+ *   GIONG_FAULTS=workers=1,alloc=@12  (exactly the 12th decision of each
+ *   thread's stream: a test that fails every point of a scenario in turn)
  *   GIONG_FAULTS_REPORT=1    print what was injected at exit (stderr)
  *
  * A decision is a hash (splitmix64) of the seed, the kind, the thread's

@@ -28,6 +28,7 @@ static const char *const kind_names[GIONG__FAULT_KINDS] = {
 static struct {
 	uint64_t seed;
 	uint32_t num[GIONG__FAULT_KINDS], den[GIONG__FAULT_KINDS]; /* num 0: never */
+	uint64_t nth[GIONG__FAULT_KINDS]; /* "kind=@N": the Nth decision only (0: a rate) */
 	bool any;
 	bool workers_only; /* "workers=1": the program's own threads decide no fault */
 	_Atomic uint64_t injected[GIONG__FAULT_KINDS], decided[GIONG__FAULT_KINDS];
@@ -62,7 +63,7 @@ uint64_t giong__fault(enum giong__fault_kind kind)
 	n = me.n[kind]++;
 	atomic_fetch_add_explicit(&plan.decided[kind], 1, memory_order_relaxed);
 	h = splitmix64(plan.seed ^ splitmix64(((uint64_t)kind << 32 | me.stream) ^ splitmix64(n)));
-	if (h % plan.den[kind] >= plan.num[kind])
+	if (plan.nth[kind] ? n + 1 != plan.nth[kind] : h % plan.den[kind] >= plan.num[kind])
 		return 0;
 	atomic_fetch_add_explicit(&plan.injected[kind], 1, memory_order_relaxed);
 	return splitmix64(h) | 1;
@@ -112,7 +113,8 @@ static bool parse_u64(const char *p, const char *end, uint64_t max, uint64_t *ou
 
 /* One "name=value" item of [p, end) into *@np (not yet the plan). */
 static int parse_item(const char *p, const char *end, uint64_t *seed, bool *workers_only,
-		      bool *seen, uint32_t *num, uint32_t *den, char *err, size_t errlen)
+		      bool *seen, uint32_t *num, uint32_t *den, uint64_t *nth, char *err,
+		      size_t errlen)
 {
 	const char *eq = memchr(p, '=', (size_t)(end - p)), *slash;
 	int len = (int)(end - p);
@@ -148,6 +150,15 @@ static int parse_item(const char *p, const char *end, uint64_t *seed, bool *work
 	if (seen[k])
 		FAIL("%s is given twice", kind_names[k]);
 	seen[k] = true;
+	if (end - eq > 1 && eq[1] == '@') {
+		/* "kind=@N": the Nth decision of each stream, no other (a sweep). */
+		if (!parse_u64(eq + 2, end, UINT64_MAX, &a) || !a)
+			FAIL("%s '%.*s' is not @N with N a decimal number from 1", kind_names[k],
+			     (int)(end - eq - 1), eq + 1);
+		num[k] = den[k] = 1;
+		nth[k] = a;
+		return 0;
+	}
 	slash = memchr(eq + 1, '/', (size_t)(end - eq - 1));
 	if (!slash && end - eq == 2 && eq[1] == '0') {
 		num[k] = 0; /* "kind=0": never */
@@ -166,6 +177,7 @@ static int parse_item(const char *p, const char *end, uint64_t *seed, bool *work
 int giong__faults_configure(const char *spec, char *err, size_t errlen)
 {
 	uint32_t num[GIONG__FAULT_KINDS] = {0}, den[GIONG__FAULT_KINDS];
+	uint64_t nth[GIONG__FAULT_KINDS] = {0};
 	bool seen[GIONG__FAULT_KINDS + 2] = {0}; /* the kinds, seed, workers */
 	uint64_t seed = 1;
 	bool any = false, workers_only = false;
@@ -181,7 +193,8 @@ int giong__faults_configure(const char *spec, char *err, size_t errlen)
 				end = p + strlen(p);
 			if (end == p)
 				FAIL("an empty item (two commas, or one at an end)");
-			r = parse_item(p, end, &seed, &workers_only, seen, num, den, err, errlen);
+			r = parse_item(p, end, &seed, &workers_only, seen, num, den, nth, err,
+				       errlen);
 			if (r)
 				return r;
 			if (!*end)
@@ -196,6 +209,7 @@ int giong__faults_configure(const char *spec, char *err, size_t errlen)
 	plan.workers_only = workers_only;
 	memcpy(plan.num, num, sizeof(num));
 	memcpy(plan.den, den, sizeof(den));
+	memcpy(plan.nth, nth, sizeof(nth));
 	for (int k = 0; k < GIONG__FAULT_KINDS; k++) {
 		atomic_store(&plan.injected[k], 0);
 		atomic_store(&plan.decided[k], 0);

@@ -42,6 +42,8 @@ static void test_syntax(void **state)
 		"tls=4294967295/4294967295",
 		"workers=1,alloc=1/2",
 		"workers=0",
+		"alloc=@1",
+		"seed=3,tls=@18446744073709551615,sqe=1/2",
 	};
 	static const char *const bad[] = {
 		"alloc",
@@ -67,6 +69,13 @@ static void test_syntax(void **state)
 		"workers=2",
 		"workers=",
 		"workers=1,workers=1",
+		"alloc=@0",
+		"alloc=@",
+		"alloc=@x",
+		"alloc=@1/2",
+		"alloc=@-1",
+		"alloc=@18446744073709551616",
+		"alloc=@1,alloc=1/2",
 	};
 	char err[160];
 
@@ -134,6 +143,32 @@ static void test_replay(void **state)
 	for (unsigned i = 0; i < N; i++)
 		assert_int_equal(d[i], 0);
 	assert_int_equal(giong__faults_decided(GIONG__FAULT_TLS), 0);
+}
+
+/* "kind=@N": the Nth decision of each stream fails, no other (what a sweep
+ * over every failure point of a scenario takes). */
+static void test_nth(void **state)
+{
+	enum { N = 64 };
+	uint8_t a[N];
+
+	(void)state;
+	plan("seed=7,tls=@5");
+	for (unsigned worker = 0; worker < 3; worker++) {
+		decide(worker, GIONG__FAULT_TLS, N, a);
+		for (unsigned i = 0; i < N; i++)
+			if (a[i] != (i == 4))
+				fail_msg("worker %u: decision %u is %u", worker, i + 1, a[i]);
+	}
+	assert_int_equal(giong__faults_injected(GIONG__FAULT_TLS), 3);
+	assert_int_equal(giong__faults_decided(GIONG__FAULT_TLS), 3 * N);
+	decide(0, GIONG__FAULT_ALLOC, N, a); /* not in the plan */
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(a[i], 0);
+	plan("alloc=@1");
+	decide(0, GIONG__FAULT_ALLOC, 2, a);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], 0);
 }
 
 static void test_alloc(void **state)
@@ -267,6 +302,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_syntax, restore),
 		cmocka_unit_test_teardown(test_replay, restore),
+		cmocka_unit_test_teardown(test_nth, restore),
 		cmocka_unit_test_teardown(test_alloc, restore),
 		cmocka_unit_test_teardown(test_ring_copes, restore),
 		cmocka_unit_test_teardown(test_workers_only, restore),
