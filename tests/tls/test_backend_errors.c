@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "faulty_stream.h"
 #include "tls_test.h"
 
 #ifdef GIONG_TLS_OPENSSL_H /* TT_BACKEND_HEADER is the OpenSSL backend's */
@@ -286,73 +287,8 @@ static void test_alpn_at_limits(void **state)
 
 /* --- a read in flight when the stream breaks ------------------------------------------------ */
 
-/* Over a real Unix stream: writes fail while write_err is set, and the next
- * receive has its last byte flipped when corrupt is. */
-struct faulty {
-	struct giong_stream base; /* base.lower: the Unix stream */
-	int write_err;
-	bool corrupt;
-};
-
-static ssize_t f_recv(struct giong_stream *st, struct giong_recvbuf **ret)
-{
-	struct faulty *f = (struct faulty *)st;
-	struct giong_recvbuf *b, *c;
-	unsigned char *t;
-	size_t room;
-	ssize_t n;
-
-	*ret = NULL;
-	n = giong_stream_recv(st->lower, &b);
-	if (n <= 0 || !f->corrupt)
-		return *ret = b, n;
-	f->corrupt = false;
-	if (giong_recvbuf_alloc((size_t)n, &c)) {
-		giong_recvbuf_release(b);
-		return -ENOMEM;
-	}
-	t = giong_recvbuf_tail(c, &room);
-	memcpy(t, giong_recvbuf_data(b), (size_t)n);
-	t[n - 1] ^= 0x40; /* in the record's tag */
-	giong_recvbuf_commit(c, (size_t)n);
-	giong_recvbuf_release(b);
-	*ret = c;
-	return n;
-}
-
-static ssize_t f_read(struct giong_stream *st, void *buf, size_t len)
-{
-	return giong_stream_read(st->lower, buf, len);
-}
-
-static ssize_t f_writev(struct giong_stream *st, const struct iovec *iov, int n, unsigned flags)
-{
-	struct faulty *f = (struct faulty *)st;
-
-	if (f->write_err)
-		return f->write_err;
-	return st->lower->ops->writev(st->lower, iov, n, flags);
-}
-
-static int f_shutdown(struct giong_stream *st, int how)
-{
-	return giong_stream_shutdown(st->lower, how);
-}
-
-static int f_close(struct giong_stream *st)
-{
-	free(st);
-	return 0;
-}
-
-static const struct giong_stream_ops faulty_ops = {
-	.name = "faulty",
-	.recv = f_recv,
-	.read = f_read,
-	.writev = f_writev,
-	.shutdown = f_shutdown,
-	.close = f_close,
-};
+/* The stream beneath: faulty_stream.h, its writes all through writev (no
+ * send_start). */
 
 struct reader {
 	struct giong_stream *s;
@@ -384,9 +320,7 @@ static void broken_read_main(unsigned worker, void *arg)
 	(void)arg;
 	if (!gt_check_int_equal(giong_unix_pair(&a, &b), 0))
 		goto out;
-	f = calloc(1, sizeof(*f));
-	f->base.ops = &faulty_ops;
-	f->base.lower = a;
+	f = faulty_over(a, &faulty_writev_ops);
 	if (!gt_check_int_equal(tt_pair_over(&f->base, b, srv, cli, "localhost", &s, &k, NULL), 0))
 		goto out;
 	/* The server's reader parks; then its write fails beneath: broken. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "faulty_stream.h"
 #include "tls_test.h"
 
 /* --- files the test makes ------------------------------------------------------------------ */
@@ -753,129 +754,7 @@ static void test_deferred_readable(void **state)
 
 /* --- a stream beneath that fails ------------------------------------------------------------ */
 
-/* Over a real Unix stream; each fault is set by the test when it wants it. */
-struct faulty {
-	struct giong_stream base; /* base.lower: the Unix stream */
-	int recv_err;             /* recv returns it (while set) */
-	int write_err;            /* writev returns it (while set) */
-	int send_err;             /* send_start returns it (while set) */
-	bool corrupt;             /* flip the last byte of the next receive */
-};
-
-static ssize_t f_recv(struct giong_stream *st, struct giong_recvbuf **ret)
-{
-	struct faulty *f = (struct faulty *)st;
-	struct giong_recvbuf *b, *c;
-	ssize_t n;
-	size_t room;
-
-	*ret = NULL;
-	if (f->recv_err)
-		return f->recv_err;
-	n = giong_stream_recv(st->lower, &b);
-	if (n <= 0 || !f->corrupt)
-		return *ret = b, n;
-	f->corrupt = false;
-	if (giong_recvbuf_alloc((size_t)n, &c)) {
-		giong_recvbuf_release(b);
-		return -ENOMEM;
-	}
-	unsigned char *t = giong_recvbuf_tail(c, &room);
-
-	memcpy(t, giong_recvbuf_data(b), (size_t)n);
-	t[n - 1] ^= 0x40; /* in the record's tag */
-	giong_recvbuf_commit(c, (size_t)n);
-	giong_recvbuf_release(b);
-	*ret = c;
-	return n;
-}
-
-static ssize_t f_read(struct giong_stream *st, void *buf, size_t len)
-{
-	return giong_stream_read(st->lower, buf, len);
-}
-
-static ssize_t f_writev(struct giong_stream *st, const struct iovec *iov, int n, unsigned flags)
-{
-	struct faulty *f = (struct faulty *)st;
-
-	if (f->write_err)
-		return f->write_err;
-	return st->lower->ops->writev(st->lower, iov, n, flags);
-}
-
-static int f_shutdown(struct giong_stream *st, int how)
-{
-	return giong_stream_shutdown(st->lower, how);
-}
-
-static int f_close(struct giong_stream *st)
-{
-	free(st);
-	return 0;
-}
-
-static int f_on_readable(struct giong_stream *st, giong_stream_readable_fn fn, void *ctx)
-{
-	return giong_stream_on_readable(st->lower, fn ? fn : NULL, fn ? ctx : NULL);
-}
-
-static int f_send_start(struct giong_stream *st, struct giong_stream_send *req,
-			const struct iovec *iov, int n)
-{
-	struct faulty *f = (struct faulty *)st;
-
-	if (f->send_err)
-		return f->send_err;
-	return giong_stream_send_start(st->lower, req, iov, n);
-}
-
-static const struct giong_stream_ops faulty_ops = {
-	.name = "faulty",
-	.recv = f_recv,
-	.read = f_read,
-	.writev = f_writev,
-	.shutdown = f_shutdown,
-	.close = f_close,
-	.set_on_readable = f_on_readable,
-	.send_start = f_send_start,
-};
-
-/* The same without send_start or set_on_readable (a plain stream of some
- * other kind). */
-static const struct giong_stream_ops plain_ops = {
-	.name = "plain",
-	.recv = f_recv,
-	.read = f_read,
-	.writev = f_writev,
-	.shutdown = f_shutdown,
-	.close = f_close,
-};
-
-static struct faulty *faulty_over(struct giong_stream *lower, const struct giong_stream_ops *ops)
-{
-	struct faulty *f = calloc(1, sizeof(*f));
-
-	f->base.ops = ops;
-	f->base.lower = lower;
-	return f;
-}
-
-/* A server TLS stream over a faulty stream, and its client over the plain
- * other end. */
-static int faulty_pair(struct giong_tls_config *srv, struct giong_tls_config *cli,
-		       const struct giong_stream_ops *ops, struct giong_stream **s,
-		       struct faulty **f, struct giong_stream **k)
-{
-	struct giong_stream *a, *b;
-	int r;
-
-	*s = *k = NULL;
-	if ((r = giong_unix_pair(&a, &b)))
-		return r;
-	*f = faulty_over(a, ops);
-	return tt_pair_over(&(*f)->base, b, srv, cli, "localhost", s, k, NULL);
-}
+/* The stream beneath: faulty_stream.h. */
 
 static void lower_fails_main(unsigned worker, void *arg)
 {
@@ -971,7 +850,7 @@ static void plain_lower_main(unsigned worker, void *arg)
 
 	(void)worker;
 	(void)arg;
-	if (!gt_check_int_equal(faulty_pair(srv, cli, &plain_ops, &s, &f, &k), 0))
+	if (!gt_check_int_equal(faulty_pair(srv, cli, &faulty_writev_ops, &s, &f, &k), 0))
 		goto out;
 	/* Beneath has no send_start: none here either, and nothing broken. */
 	gt_check_int_equal(giong_stream_send_start(s, &snd.req, iov, 1), -ENOTSUP);
