@@ -70,6 +70,29 @@ static void maybe_free(struct giong_listener *l)
 
 static void arm(struct giong_listener *l);
 
+/* An error that is the new connection's, not the listener's: accept(2)
+ * says Linux passes a connection's pending network errors to accept(),
+ * firewall refusals (EPERM) too, and that a program should retry as for
+ * EAGAIN. That connection is gone; the next one is accepted as usual. */
+static bool connection_error(int res)
+{
+	switch (res) {
+	case -ECONNABORTED:
+	case -EPROTO:
+	case -ENETDOWN:
+	case -ENOPROTOOPT:
+	case -EHOSTDOWN:
+	case -ENONET:
+	case -EHOSTUNREACH:
+	case -EOPNOTSUPP:
+	case -ENETUNREACH:
+	case -EPERM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void accept_cqe(void *ctx, int res, unsigned flags)
 {
 	struct giong_listener *l = ctx;
@@ -88,7 +111,7 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 				l->cancel_sent = giong_op_cancel(l->op_id) == 0;
 			}
 		}
-	} else if (res != -ECANCELED && res != -EINTR) {
+	} else if (res != -ECANCELED && res != -EINTR && !connection_error(res)) {
 		/* EMFILE and friends end the multishot: tell one acceptor; the
 		 * next accept re-arms, so a full descriptor table does not spin. A
 		 * stopped listener's socket is shut down: its accept ends so (EINVAL),

@@ -72,7 +72,10 @@ GIONG_API int giong_tcp_listen_addr(const struct giong_addr *addr,
  * @l is closed, -ESHUTDOWN once it was stopped and nothing is left
  * (giong_listener_stop(); what was accepted before comes first, also after
  * GIONG_ESHUTDOWN), -EINVAL, GIONG_ENOTWORKER (not on a worker) or -EPERM (on
- * another worker than @l's). May suspend. Owner worker only.
+ * another worker than @l's). A new connection's own network errors, which
+ * accept(2) passes on (ECONNABORTED, EPROTO, ENETDOWN, EHOSTUNREACH, a
+ * firewall's EPERM, ...), are not returned: that connection is dropped and
+ * the wait goes on. May suspend. Owner worker only.
  */
 GIONG_API int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret);
 
