@@ -114,6 +114,14 @@ static bool tls_error(ssize_t r)
  * held them is gone (giong_tls_last_error(NULL)). */
 static _Thread_local char handshake_text[ERRTEXT_LEN];
 
+/* A handshake refused before the backend had a say (a bad argument, an
+ * allocation): its words are the error's. Returns @err. */
+static int handshake_refused(int err)
+{
+	snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(err));
+	return err;
+}
+
 static void handshake_failed(struct giong_tls_stream *s, int err)
 {
 	failed(s, err);
@@ -705,23 +713,23 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	size_t head;
 	uint64_t saved = GIONG_NO_DEADLINE;
 	void *ctx;
-	char why[ERRTEXT_LEN];
+	char why[ERRTEXT_LEN] = "";
 	bool offered = false;
 	long left;
 	int r, w;
 
 	if (!ret)
-		return -EINVAL;
+		return handshake_refused(-EINVAL);
 	*ret = NULL;
 	if (!lower || !cfg || !lower->ops)
-		return -EINVAL;
+		return handshake_refused(-EINVAL);
 	if ((w = giong_worker_index()) < 0)
-		return GIONG_ENOTWORKER;
+		return handshake_refused(GIONG_ENOTWORKER);
 	be = cfg->be;
 	/* A stack overflow in a handshake is the one failure not to have. */
 	left = giong_task_stack_left();
 	if (left < 0)
-		return (int)left;
+		return handshake_refused((int)left);
 	if ((size_t)left < be->stack_need + STACK_MARGIN) {
 		snprintf(handshake_text, sizeof(handshake_text),
 			 "a %s handshake needs %zu bytes of stack, the task has %ld left", be->name,
@@ -729,12 +737,14 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 		return GIONG_ESTACK;
 	}
 	if ((r = giong__tls_config_ctx(cfg, server, &ctx, why, sizeof(why)))) {
+		if (!why[0])
+			return handshake_refused(r); /* -ENOMEM: the backend may have no words */
 		snprintf(handshake_text, sizeof(handshake_text), "%s", why);
 		return r;
 	}
 	head = (sizeof(*s) + 15) & ~(size_t)15;
 	if (!(s = calloc(1, head + be->conn_size)))
-		return -ENOMEM;
+		return handshake_refused(-ENOMEM);
 	s->base.ops = &tls_ops;
 	s->base.lower = lower;
 	s->cfg = cfg;
@@ -744,7 +754,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	giong__tls_config_ref(cfg); /* before the backend uses what cfg holds */
 	if (!server && server_name && cfg->tickets && !(s->server_name = strdup(server_name))) {
 		free_stream(s);
-		return -ENOMEM;
+		return handshake_refused(-ENOMEM);
 	}
 	if ((r = be->conn_init(ctx, s->conn, s, server_name))) {
 		s->conn = NULL; /* conn_free is for a conn that was made */
@@ -809,9 +819,9 @@ int giong_tls_connect(struct giong_stream *lower, struct giong_tls_config *cfg,
 	if (ret)
 		*ret = NULL;
 	if (server_name && !*server_name)
-		return -EINVAL;
+		return handshake_refused(-EINVAL);
 	if (cfg && !server_name && (cfg->verify_set ? cfg->verify != GIONG_TLS_VERIFY_NONE : true))
-		return -EINVAL; /* verifying needs the name to verify */
+		return handshake_refused(-EINVAL); /* verifying needs the name to verify */
 	return handshake(cfg, lower, false, server_name, ret);
 }
 

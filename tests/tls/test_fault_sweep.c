@@ -19,7 +19,8 @@
  *
  * Each run must end cleanly: every call that fails returns -ENOMEM, a
  * GIONG_ETLS* code or the error a broken peer gives (-EPIPE,
- * -ECONNRESET), nothing crashes, no descriptor is left open (and, in the
+ * -ECONNRESET), a failed connect leaves words for giong_tls_last_error(NULL),
+ * nothing crashes, no descriptor is left open (and, in the
  * ASan build tools/check faults uses, nothing leaks). Then, with no fault,
  * the same two configurations must serve the whole scenario: a failure
  * that was the allocator's or the library's passing trouble must not stay
@@ -70,7 +71,13 @@ static void connection(struct scenario *sc, bool second)
 	ssize_t n;
 	int serr = 0, r;
 
+	tt_connect_error[0] = '\0';
 	r = tt_pair(sc->srv, sc->cli, "localhost", &s, &c, &serr);
+	if (tt_connect_result < 0 && !tt_connect_error[0]) {
+		/* The client's connect failed: it must say why, whatever failed. */
+		step(sc, "giong_tls_last_error(NULL) after a failed connect (empty)", -EBADMSG);
+		goto out;
+	}
 	if (!step(sc, "handshake", r) || !step(sc, "server handshake", serr))
 		goto out;
 	if (second)

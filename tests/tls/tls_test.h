@@ -110,6 +110,10 @@ static inline intptr_t tt_accept_task(void *arg)
  * connect failed (the server's failure that follows replaces the thread's). */
 static char tt_connect_error[160];
 
+/* The last tt_pair*()'s giong_tls_connect() result (1: it was not called,
+ * the socket pair or the server's task could not be made). */
+static int tt_connect_result = 1;
+
 /*
  * tt_pair_over() - in a task: the server handshake over @a in a task of its
  * own, the client's over @b here. Returns 0 with both TLS streams
@@ -127,12 +131,13 @@ static inline int tt_pair_over(struct giong_stream *a, struct giong_stream *b,
 	int r;
 
 	*server = *client = NULL;
+	tt_connect_result = 1;
 	if ((r = giong_spawn(tt_accept_task, &acc, &t))) {
 		giong_stream_close(a);
 		giong_stream_close(b);
 		return r;
 	}
-	r = giong_tls_connect(b, cli, name, client);
+	r = tt_connect_result = giong_tls_connect(b, cli, name, client);
 	if (r) {
 		snprintf(tt_connect_error, sizeof(tt_connect_error), "%s",
 			 giong_tls_last_error(NULL));
@@ -165,6 +170,7 @@ static inline int tt_pair(struct giong_tls_config *srv, struct giong_tls_config 
 	int r;
 
 	*server = *client = NULL;
+	tt_connect_result = 1;
 	if ((r = giong_unix_pair(&a, &b)))
 		return r;
 	return tt_pair_over(a, b, srv, cli, name, server, client, server_err);
