@@ -346,6 +346,68 @@ static int load_fail(char *err, size_t errlen, const char *what, int rc)
 	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
+/* @cert's chain and private key into @ctx, checked: every certificate of the
+ * chain decodes and the key is the certificate's. Returns 0, GIONG_ETLS_CONFIG
+ * (the reason in @err) or -ENOMEM. */
+static int cert_load(WOLFSSL_CTX *ctx, const struct giong_tls_cert *cert, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_certificate_chain_buffer_format(
+				       ctx, (const unsigned char *)cert->chain_pem,
+				       (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
+	if (rc != WOLFSSL_SUCCESS)
+		return load_fail(err, errlen, "certificate chain", rc);
+	if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
+		return rc;
+	rc = LIB_INT(MEMORY_E,
+		     wolfSSL_CTX_use_PrivateKey_buffer(ctx, (const unsigned char *)cert->key_pem,
+						       (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
+	if (rc != WOLFSSL_SUCCESS)
+		return load_fail(err, errlen, "private key", rc);
+	if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_check_private_key(ctx)) != WOLFSSL_SUCCESS) {
+		if (err && errlen)
+			snprintf(err, errlen, "the private key does not match the certificate");
+		return GIONG_ETLS_CONFIG;
+	}
+	return key_check(ctx, err, errlen);
+}
+
+/* The CA certificates of @set (ca_files, ca_dirs, ca_system) into @ctx, to
+ * verify the peer against. Returns 0, or GIONG_ETLS_CONFIG with the reason in
+ * @err. */
+static int ca_load(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, char *err, size_t errlen)
+{
+	int rc;
+
+	for (const char *const *p = set->ca_files; p && *p; p++) {
+		rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_load_verify_locations(ctx, *p, NULL));
+		if (rc != WOLFSSL_SUCCESS) {
+			set_err(err, errlen, *p, rc);
+			return GIONG_ETLS_CONFIG;
+		}
+	}
+	for (const char *const *p = set->ca_dirs; p && *p; p++) {
+		/* wolfSSL reads every file of the directory: skip those
+		 * that are no CA certificate */
+		rc = LIB_INT(WOLFSSL_FAILURE,
+			     wolfSSL_CTX_load_verify_locations_ex(
+				     ctx, NULL, *p,
+				     WOLFSSL_LOAD_FLAG_IGNORE_ERR | WOLFSSL_LOAD_FLAG_PEM_CA_ONLY));
+		if (rc != WOLFSSL_SUCCESS) {
+			set_err(err, errlen, *p, rc);
+			return GIONG_ETLS_CONFIG;
+		}
+	}
+	if (set->ca_system &&
+	    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_load_system_CA_certs(ctx))) !=
+		    WOLFSSL_SUCCESS) {
+		set_err(err, errlen, "system CA certificates", rc);
+		return GIONG_ETLS_CONFIG;
+	}
+	return 0;
+}
+
 /* A client's new session: serialised for the generic code's cache. TLS 1.3
  * tickets only: wolfSSL 5.5.4's client, offered a TLS 1.2 ticket the server
  * does not take, believes it resumed and fails the handshake ("Out of order
@@ -401,59 +463,11 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	wolfSSL_CTX_SetIORecv(ctx, recv_cb);
 	wolfSSL_CTX_SetIOSend(ctx, send_cb);
 
-	if (cert) {
-		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_certificate_chain_buffer_format(
-					       ctx, (const unsigned char *)cert->chain_pem,
-					       (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS)
-			return load_fail(err, errlen, "certificate chain", rc);
-		if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
-			return rc;
-		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_PrivateKey_buffer(
-					       ctx, (const unsigned char *)cert->key_pem,
-					       (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS)
-			return load_fail(err, errlen, "private key", rc);
-		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_check_private_key(ctx)) !=
-		    WOLFSSL_SUCCESS) {
-			if (err && errlen)
-				snprintf(err, errlen,
-					 "the private key does not match the certificate");
-			return GIONG_ETLS_CONFIG;
-		}
-		if ((rc = key_check(ctx, err, errlen)))
-			return rc;
-	}
+	if (cert && (rc = cert_load(ctx, cert, err, errlen)))
+		return rc;
 
-	if (set->verify != GIONG_TLS_VERIFY_NONE) {
-		for (const char *const *p = set->ca_files; p && *p; p++) {
-			rc = LIB_INT(WOLFSSL_FAILURE,
-				     wolfSSL_CTX_load_verify_locations(ctx, *p, NULL));
-			if (rc != WOLFSSL_SUCCESS) {
-				set_err(err, errlen, *p, rc);
-				return GIONG_ETLS_CONFIG;
-			}
-		}
-		for (const char *const *p = set->ca_dirs; p && *p; p++) {
-			/* wolfSSL reads every file of the directory: skip those
-			 * that are no CA certificate */
-			rc = LIB_INT(WOLFSSL_FAILURE,
-				     wolfSSL_CTX_load_verify_locations_ex(
-					     ctx, NULL, *p,
-					     WOLFSSL_LOAD_FLAG_IGNORE_ERR |
-						     WOLFSSL_LOAD_FLAG_PEM_CA_ONLY));
-			if (rc != WOLFSSL_SUCCESS) {
-				set_err(err, errlen, *p, rc);
-				return GIONG_ETLS_CONFIG;
-			}
-		}
-		if (set->ca_system &&
-		    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_load_system_CA_certs(ctx))) !=
-			    WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "system CA certificates", rc);
-			return GIONG_ETLS_CONFIG;
-		}
-	}
+	if (set->verify != GIONG_TLS_VERIFY_NONE && (rc = ca_load(ctx, set, err, errlen)))
+		return rc;
 	if (set->verify == GIONG_TLS_VERIFY_NONE)
 		mode = WOLFSSL_VERIFY_NONE;
 	else if (set->server && set->verify == GIONG_TLS_VERIFY_REQUIRE)
