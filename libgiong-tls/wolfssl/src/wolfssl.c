@@ -9,8 +9,10 @@
  * is made from; a server with several certificates switches a connection
  * to another one from the SNI callback (wolfSSL_set_SSL_CTX), matching the
  * client's name against each certificate's subjectAltName DNS names,
- * parsed once here. All contexts of one role are configured alike and share
- * the first one's ticket key (a TLS 1.2 ticket is opened before the switch).
+ * parsed once (wolfssl_certs.c, which loads and checks the certificates,
+ * keys and CA certificates). All contexts of one role are configured alike
+ * and share the first one's ticket key (a TLS 1.2 ticket is opened before
+ * the switch).
  *
  * I/O goes through giong_tls_io_pull/push only (the IORecv/IOSend
  * callbacks); wolfSSL reads exactly the bytes of the record it is on (a
@@ -21,7 +23,6 @@
  */
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
-#include <wolfssl/openssl/evp.h>
 #include <wolfssl/error-ssl.h>
 #include <wolfssl/wolfcrypt/ecc.h>
 #include <wolfssl/wolfcrypt/error-crypt.h>
@@ -41,6 +42,7 @@
 
 /* LIB_PTR(), LIB_INT(): the fault plan's `tls` kind at our calls into wolfSSL */
 #include "../../src/backend_faults.h"
+#include "wolfssl_internal.h"
 
 /* The default suites: AEADs with forward secrecy only (Debian's build would
  * otherwise offer RC4, 3DES, NULL and integrity-only TLS 1.3 suites). */
@@ -63,12 +65,6 @@
 	"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                               \
 	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384"
 #endif
-
-struct wolf_cert {
-	WOLFSSL_CTX *ctx;
-	char **names; /* subjectAltName DNS names (compared ignoring case) */
-	size_t nnames;
-};
 
 struct wolf_ctx {
 	bool server;
@@ -94,7 +90,7 @@ static void wolf_thread_enter(void);
 
 /* ---- configuration -------------------------------------------------- */
 
-static void set_err(char *err, size_t errlen, const char *what, int code)
+void giong__wolf_set_err(char *err, size_t errlen, const char *what, int code)
 {
 	char text[WOLFSSL_MAX_ERROR_SZ];
 
@@ -189,78 +185,6 @@ static int sni_cb(WOLFSSL *ssl, int *ad, void *arg)
 	return 0; /* no match: the first certificate */
 }
 
-/* The subjectAltName DNS names of the leaf of @pem. */
-static int cert_names(struct wolf_cert *c, const char *pem, size_t len, char *err, size_t errlen)
-{
-	WOLFSSL_X509 *x = LIB_PTR(wolfSSL_X509_load_certificate_buffer(
-		(const unsigned char *)pem, (int)len, WOLFSSL_FILETYPE_PEM));
-	WOLFSSL_GENERAL_NAMES *gens;
-	int n, rc = 0;
-
-	if (!x) {
-		set_err(err, errlen, "certificate", 0);
-		return GIONG_ETLS_CONFIG;
-	}
-	gens = wolfSSL_X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
-	n = gens ? wolfSSL_sk_GENERAL_NAME_num(gens) : 0;
-	if (n > 0 && !(c->names = calloc((size_t)n, sizeof(*c->names))))
-		rc = -ENOMEM;
-	for (int i = 0; i < n && !rc; i++) {
-		WOLFSSL_GENERAL_NAME *g = wolfSSL_sk_GENERAL_NAME_value(gens, i);
-		const unsigned char *d;
-		int dlen;
-		char *s;
-
-		if (!g || g->type != ASN_DNS_TYPE || !g->d.dNSName)
-			continue;
-		d = wolfSSL_ASN1_STRING_get0_data(g->d.dNSName);
-		dlen = wolfSSL_ASN1_STRING_length(g->d.dNSName);
-		if (!d || dlen <= 0 || memchr(d, 0, (size_t)dlen))
-			continue;
-		if (!(s = strndup((const char *)d, (size_t)dlen))) {
-			rc = -ENOMEM;
-			break;
-		}
-		c->names[c->nnames++] = s;
-	}
-	if (gens)
-		wolfSSL_GENERAL_NAMES_free(gens);
-	wolfSSL_X509_free(x);
-	return rc;
-}
-
-/* Every certificate of a PEM chain decodes. wolfSSL's chain loader decodes the
- * leaf and keeps the others as they came: a block that is no certificate would
- * pass the configuration check and be sent to every client, which refuses it
- * (OpenSSL's loader refuses it at once). So each block is decoded here, once. */
-static int chain_decodes(const char *pem, size_t len, char *err, size_t errlen)
-{
-	static const char begin[] = "-----BEGIN CERTIFICATE-----";
-	static const char end[] = "-----END CERTIFICATE-----";
-	const char *p = pem, *stop = pem + len;
-
-	while ((p = memmem(p, (size_t)(stop - p), begin, sizeof(begin) - 1))) {
-		const char *e = memmem(p, (size_t)(stop - p), end, sizeof(end) - 1);
-		WOLFSSL_X509 *x;
-
-		if (!e) {
-			set_err(err, errlen, "certificate chain (a block without its end)", 0);
-			return GIONG_ETLS_CONFIG;
-		}
-		e += sizeof(end) - 1;
-		x = LIB_PTR(wolfSSL_X509_load_certificate_buffer(
-			(const unsigned char *)p, (int)(e - p), WOLFSSL_FILETYPE_PEM));
-		if (!x) {
-			set_err(err, errlen,
-				"certificate chain (a certificate that does not decode)", 0);
-			return GIONG_ETLS_CONFIG;
-		}
-		wolfSSL_X509_free(x);
-		p = e;
-	}
-	return 0;
-}
-
 /* ciphers12/ciphers13 (or our defaults) as one list; each name is checked
  * alone, as wolfSSL ignores unknown names in a list with a known one. */
 static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, char *err,
@@ -291,59 +215,12 @@ static int set_ciphers(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, c
 		memcpy(list + n13 + 1, c12, n12 + 1);
 		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_set_cipher_list(ctx, list)) !=
 		    WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "cipher list", 0);
+			giong__wolf_set_err(err, errlen, "cipher list", 0);
 			rc = GIONG_ETLS_CONFIG;
 		}
 	}
 	free(list);
 	return rc;
-}
-
-/* Debian's wolfSSL_CTX_check_private_key() compares key types only: an ECDSA
- * key of another certificate passes it. A signature made with the key and
- * checked with the certificate's public key cannot be fooled (one signature
- * per certificate, when the configuration is built). Returns 0, or
- * GIONG_ETLS_CONFIG for a key that does not match, -ENOMEM when the public key
- * or a digest context could not be made. */
-static int key_check(WOLFSSL_CTX *ctx, char *err, size_t errlen)
-{
-	WOLFSSL_EVP_PKEY *priv = wolfSSL_CTX_get0_privatekey(ctx);
-	WOLFSSL_EVP_PKEY *pub = LIB_PTR(wolfSSL_X509_get_pubkey(wolfSSL_CTX_get0_certificate(ctx)));
-	WOLFSSL_EVP_MD_CTX *m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
-	unsigned char sig[1024]; /* RSA 8192 or any ECDSA signature fits */
-	size_t len = sizeof(sig);
-	int rc = GIONG_ETLS_CONFIG;
-
-	if (!pub || !m) {
-		rc = -ENOMEM;
-	} else if (priv &&
-		   wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, priv) == 1 &&
-		   wolfSSL_EVP_DigestSignUpdate(m, "giong", 5) == 1 &&
-		   wolfSSL_EVP_DigestSignFinal(m, sig, &len) == 1) {
-		wolfSSL_EVP_MD_CTX_free(m);
-		m = LIB_PTR(wolfSSL_EVP_MD_CTX_new());
-		if (!m)
-			rc = -ENOMEM;
-		else if (wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) ==
-				 1 &&
-			 wolfSSL_EVP_DigestVerifyUpdate(m, "giong", 5) == 1 &&
-			 wolfSSL_EVP_DigestVerifyFinal(m, sig, len) == 1)
-			rc = 0;
-	}
-	wolfSSL_EVP_MD_CTX_free(m);
-	wolfSSL_EVP_PKEY_free(pub);
-	wolfSSL_ERR_clear_error();
-	if (rc == GIONG_ETLS_CONFIG && err && errlen)
-		snprintf(err, errlen, "the private key does not match the certificate");
-	return rc;
-}
-
-/* What a failed loading call's @rc means: -ENOMEM for wolfSSL's MEMORY_E
- * (try again later), else GIONG_ETLS_CONFIG; its text into @err. */
-static int load_fail(char *err, size_t errlen, const char *what, int rc)
-{
-	set_err(err, errlen, what, rc);
-	return rc == MEMORY_E ? -ENOMEM : GIONG_ETLS_CONFIG;
 }
 
 /* A client's new session: serialised for the generic code's cache. TLS 1.3
@@ -393,7 +270,7 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	if (set->max_version != GIONG_TLS_1_2 && set->min_version != GIONG_TLS_1_3 &&
 	    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_SetMinVersion(ctx, WOLFSSL_TLSV1_2))) !=
 		    WOLFSSL_SUCCESS) {
-		set_err(err, errlen, "versions", rc);
+		giong__wolf_set_err(err, errlen, "versions", rc);
 		return GIONG_ETLS_CONFIG;
 	}
 	/* WANT_READ comes back at once, not after ten retries of the callback */
@@ -401,59 +278,12 @@ static int ctx_one(struct wolf_ctx *w, const struct giong_tls_settings *set,
 	wolfSSL_CTX_SetIORecv(ctx, recv_cb);
 	wolfSSL_CTX_SetIOSend(ctx, send_cb);
 
-	if (cert) {
-		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_certificate_chain_buffer_format(
-					       ctx, (const unsigned char *)cert->chain_pem,
-					       (long)cert->chain_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS)
-			return load_fail(err, errlen, "certificate chain", rc);
-		if ((rc = chain_decodes(cert->chain_pem, cert->chain_len, err, errlen)))
-			return rc;
-		rc = LIB_INT(MEMORY_E, wolfSSL_CTX_use_PrivateKey_buffer(
-					       ctx, (const unsigned char *)cert->key_pem,
-					       (long)cert->key_len, WOLFSSL_FILETYPE_PEM));
-		if (rc != WOLFSSL_SUCCESS)
-			return load_fail(err, errlen, "private key", rc);
-		if (LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_check_private_key(ctx)) !=
-		    WOLFSSL_SUCCESS) {
-			if (err && errlen)
-				snprintf(err, errlen,
-					 "the private key does not match the certificate");
-			return GIONG_ETLS_CONFIG;
-		}
-		if ((rc = key_check(ctx, err, errlen)))
-			return rc;
-	}
+	if (cert && (rc = giong__wolf_cert_load(ctx, cert, err, errlen)))
+		return rc;
 
-	if (set->verify != GIONG_TLS_VERIFY_NONE) {
-		for (const char *const *p = set->ca_files; p && *p; p++) {
-			rc = LIB_INT(WOLFSSL_FAILURE,
-				     wolfSSL_CTX_load_verify_locations(ctx, *p, NULL));
-			if (rc != WOLFSSL_SUCCESS) {
-				set_err(err, errlen, *p, rc);
-				return GIONG_ETLS_CONFIG;
-			}
-		}
-		for (const char *const *p = set->ca_dirs; p && *p; p++) {
-			/* wolfSSL reads every file of the directory: skip those
-			 * that are no CA certificate */
-			rc = LIB_INT(WOLFSSL_FAILURE,
-				     wolfSSL_CTX_load_verify_locations_ex(
-					     ctx, NULL, *p,
-					     WOLFSSL_LOAD_FLAG_IGNORE_ERR |
-						     WOLFSSL_LOAD_FLAG_PEM_CA_ONLY));
-			if (rc != WOLFSSL_SUCCESS) {
-				set_err(err, errlen, *p, rc);
-				return GIONG_ETLS_CONFIG;
-			}
-		}
-		if (set->ca_system &&
-		    (rc = LIB_INT(WOLFSSL_FAILURE, wolfSSL_CTX_load_system_CA_certs(ctx))) !=
-			    WOLFSSL_SUCCESS) {
-			set_err(err, errlen, "system CA certificates", rc);
-			return GIONG_ETLS_CONFIG;
-		}
-	}
+	if (set->verify != GIONG_TLS_VERIFY_NONE &&
+	    (rc = giong__wolf_ca_load(ctx, set, err, errlen)))
+		return rc;
 	if (set->verify == GIONG_TLS_VERIFY_NONE)
 		mode = WOLFSSL_VERIFY_NONE;
 	else if (set->server && set->verify == GIONG_TLS_VERIFY_REQUIRE)
@@ -552,7 +382,8 @@ static int wolf_ctx_new(const struct giong_tls_settings *set, void **ret, char *
 
 		rc = ctx_one(w, set, c, &w->certs[i].ctx, err, errlen);
 		if (!rc && c && set->server && set->ncerts > 1)
-			rc = cert_names(&w->certs[i], c->chain_pem, c->chain_len, err, errlen);
+			rc = giong__wolf_cert_names(&w->certs[i], c->chain_pem, c->chain_len, err,
+						    errlen);
 	}
 	if (rc)
 		goto fail;
@@ -569,7 +400,7 @@ static int wolf_ctx_new(const struct giong_tls_settings *set, void **ret, char *
 	return 0;
 fail:
 	if (rc == GIONG_ETLS_CONFIG && err && errlen && !err[0])
-		set_err(err, errlen, "wolfSSL", 0);
+		giong__wolf_set_err(err, errlen, "wolfSSL", 0);
 	wolf_ctx_free(w);
 	return rc;
 }
