@@ -81,14 +81,14 @@ struct giong__http_conn {
 	struct giong__list_node link;          /* on w->idle or w->draining */
 	uint64_t parked_at;                    /* giong_now_ms() when parked */
 	struct giong__http_stream_wait *ended; /* giong_http_serve_stream()'s, or NULL */
-	struct giong_addr *client;             /* from a PROXY header, or NULL */
-	uint8_t park;                          /* enum giong__http_park */
-	bool wrap_pending;                     /* the options' wrap is still to run */
-	bool sending;                          /* batch->send is in flight */
-	bool closing;                          /* the stream is closed; freed when the send ends */
-	bool broken;                           /* a send failed: close at the next chance */
-	bool last;                             /* close once the queued responses are out */
-	bool fresh;                            /* no request yet: shutdown waits a little for one */
+	struct giong_addr *client; /* from a PROXY header, or the peer once asked; or NULL */
+	uint8_t park;              /* enum giong__http_park */
+	bool wrap_pending;         /* the options' wrap is still to run */
+	bool sending;              /* batch->send is in flight */
+	bool closing;              /* the stream is closed; freed when the send ends */
+	bool broken;               /* a send failed: close at the next chance */
+	bool last;                 /* close once the queued responses are out */
+	bool fresh;                /* no request yet: shutdown waits a little for one */
 };
 
 /* A worker's share of one server: its connections, counters and caches. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* request.c - the request accessors (giong/http/request.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -113,7 +114,8 @@ const char *giong_http_request_param(const struct giong_http_request *r, const c
 
 int giong_http_request_client_addr(const struct giong_http_request *r, struct giong_addr *out)
 {
-	const struct giong__http_conn *c;
+	struct giong__http_conn *c;
+	int err;
 
 	if (!r || !out || !r->frame)
 		return -EINVAL;
@@ -122,5 +124,12 @@ int giong_http_request_client_addr(const struct giong_http_request *r, struct gi
 		*out = *c->client;
 		return 0;
 	}
-	return giong_stream_peer_addr(c->s, out);
+	if ((err = giong_stream_peer_addr(c->s, out)))
+		return err;
+	/* A connection's peer does not change: one getpeername() per connection, not
+	 * one per request (an access log asks for every request). Not kept if no
+	 * memory: asked again next time. */
+	if ((c->client = malloc(sizeof(*c->client))))
+		*c->client = *out;
+	return 0;
 }
