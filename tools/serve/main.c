@@ -33,6 +33,7 @@
 
 #include "../args.h"
 #include "../listeners.h"
+#include "accesslog.h"
 #include "fcache.h"
 #include "mime.h"
 #include "serve.h"
@@ -59,6 +60,7 @@ static struct {
 	const char *bind; /* NULL: 127.0.0.1 and [::1] */
 	bool reuse_port;  /* --reuse-port: share the port with another process (a restart) */
 	bool inherited;   /* listeners from LISTEN_FDS */
+	bool log;         /* --log: the access log on standard output (accesslog.c) */
 	atomic_bool failed;
 } g;
 
@@ -79,7 +81,8 @@ static void usage(int status)
 		"  --tls-backend NAME   %s (default %s)\n"
 		"  --tls-ciphers LIST   TLS 1.3 suites, most preferred first, colon-separated\n"
 		"  --workers N          worker threads, one per core by default\n"
-		"  --log                an access-log line per request on standard output\n"
+		"  --log                an access-log line per request on standard output (written\n"
+		"                       within 0.1 s, in batches, never blocking a worker)\n"
 		"  --no-listing         403 for a directory without index.html\n"
 		"  --no-precompressed   never serve file.br / file.gz in place of file\n"
 		"  --cache-control V    the Cache-Control value of every file\n"
@@ -118,14 +121,15 @@ static void log_escape(char *out, size_t cap, const char *in, size_t len)
 }
 
 /* One access-log line in the common log format (CLF): host ident user [time] "request"
- * status bytes. Written whole by one stdio call (stdio locks the stream). */
+ * status bytes, into the worker's access-log buffer (accesslog.c). */
 static void log_line(const struct giong_http_log_entry *e, void *ctx)
 {
 	static _Thread_local time_t last;
 	static _Thread_local char when[40];
 	struct giong_addr peer;
-	char addr[64] = "-", bytes[24] = "-", target[1024];
+	char addr[64] = "-", bytes[24] = "-", target[1024], line[SERVE_ALOG_LINE_MAX];
 	size_t ml, tl;
+	int n;
 	const char *m = giong_http_request_method_name(e->req, &ml);
 	const char *t = giong_http_request_target(e->req, &tl);
 	time_t now = time(NULL);
@@ -149,12 +153,21 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	if (e->body_bytes)
 		snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)e->body_bytes);
 	if (!ml) { /* a refused head: nothing of it is shown */
-		printf("%s - - [%s] \"-\" %d %s\n", addr, when, e->status, bytes);
-		return;
+		n = snprintf(line, sizeof(line), "%s - - [%s] \"-\" %d %s\n", addr, when, e->status,
+			     bytes);
+	} else {
+		log_escape(target, sizeof(target), t, tl);
+		n = snprintf(line, sizeof(line), "%s - - [%s] \"%.*s %s HTTP/1.%d\" %d %s\n", addr,
+			     when, (int)ml, m, target,
+			     giong_http_request_version(e->req) == 10 ? 0 : 1, e->status, bytes);
 	}
-	log_escape(target, sizeof(target), t, tl);
-	printf("%s - - [%s] \"%.*s %s HTTP/1.%d\" %d %s\n", addr, when, (int)ml, m, target,
-	       giong_http_request_version(e->req) == 10 ? 0 : 1, e->status, bytes);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line)) { /* cut, still a line */
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	serve_alog_append(line, (size_t)n);
 }
 
 /* The listeners of @ep on this worker into @ls; their count, 0 after an error (said). */
@@ -278,6 +291,9 @@ static void worker_main(unsigned worker, void *arg)
 		giong_shutdown();
 		return;
 	}
+	if (g.log && serve_alog_worker_start(STDOUT_FILENO) && worker == 0)
+		fprintf(stderr, PROG ": access log: no writer task; each line is written as it "
+				     "comes\n");
 	if (serve_metrics_worker_start() && worker == 0)
 		fprintf(stderr, PROG ": metrics: no publisher task; this worker's figures only\n");
 	if (worker == 0)
@@ -456,7 +472,7 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			usage(0);
 		else if (!strcmp(a, "--log"))
-			so.log = log_line;
+			so.log = log_line, g.log = true;
 		else if (!strcmp(a, "--no-listing"))
 			serve_cfg.listing = false;
 		else if (!strcmp(a, "--no-precompressed"))
@@ -549,8 +565,6 @@ int main(int argc, char **argv)
 		}
 		serve_cfg.servers[serve_cfg.nservers++] = g.ep[i].srv;
 	}
-	if (so.log)
-		setvbuf(stdout, NULL, _IOLBF, 0); /* a line as soon as it is written */
 	if ((r = giong_runtime_new(&g.cfg, &rt))) {
 		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
 		return 1;
