@@ -8,13 +8,16 @@
  * worker frees both only in its exit hook, after its operations were drained.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -37,7 +40,8 @@ struct alog {
 	bool writer_running; /* the writer task runs: false before, and after shutdown */
 	bool said_drop;      /* the first drop was said on stderr */
 	int fd;
-	size_t chunk;      /* the most one write carries (PIPE_BUF to a pipe or a socket) */
+	size_t chunk; /* the most one write carries (PIPE_BUF to a pipe or a socket) */
+	bool ring;    /* written through the ring (else write(2): see serve_alog_worker_start) */
 	uint64_t first_ms; /* when buf[fill] got its first line */
 	uint64_t dropped;
 	int error; /* the last write error said on stderr (said once each) */
@@ -89,23 +93,44 @@ static void write_error(struct alog *a, int err, size_t lines)
 	}
 }
 
-/* @n bytes of @p to the log with write(2): the worker's exit, or no buffers. */
-static void write_now(int fd, const char *p, size_t n)
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* @n bytes of @p to @fd with write(2), off the ring (the worker's exit, or no writer task),
+ * in whole lines of at most @chunk bytes, each once poll() says the descriptor takes it
+ * (a pipe: PIPE_BUF bytes free), until @until (mono_ms(); 0: only what it takes at once):
+ * a stalled output blocks nobody for longer. Returns the lines it could not write (the
+ * caller counts them dropped). */
+static size_t write_now(int fd, const char *p, size_t n, size_t chunk, int64_t until)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+		size_t k = whole_lines(p, n, chunk);
+		int64_t left = until ? until - mono_ms() : 0;
+		ssize_t w;
 
+		if (poll(&pfd, 1, left > 0 ? (int)left : 0) != 1 || !(pfd.revents & POLLOUT))
+			return lines_in(p, n);
+		w = write(fd, p, k);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
+			return lines_in(p, n);
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
-/* buf[fill ^ 1] from a->off through the ring, in whole lines of at most a->chunk bytes.
- * Returns 0, or GIONG_ESHUTDOWN (the worker drains: the rest is the exit hook's). */
+/* buf[fill ^ 1] from a->off through the ring (or write(2)), in whole lines of at most
+ * a->chunk bytes.
+ * Returns 0, or GIONG_ESHUTDOWN or -ECANCELED (the worker ends: the rest is the exit
+ * hook's). */
 static int write_out(struct alog *a)
 {
 	unsigned out = a->fill ^ 1;
@@ -113,18 +138,21 @@ static int write_out(struct alog *a)
 	while (a->off < a->len[out]) {
 		const char *p = a->buf[out] + a->off;
 		size_t n = whole_lines(p, a->len[out] - a->off, a->chunk);
-		struct io_uring_sqe *sqe = giong_sqe();
+		struct io_uring_sqe *sqe;
 		int r;
 
-		if (!sqe) {
+		if (!a->ring) {
+			r = (int)write(a->fd, p, n);
+			r = r < 0 ? -errno : r;
+		} else if (!(sqe = giong_sqe())) {
 			r = -EAGAIN; /* the kernel takes no submission: give up on this buffer */
 		} else {
 			/* The bytes are the kernel's until giong_io() returns (see the top). */
 			io_uring_prep_write(sqe, a->fd, p, (unsigned)n, (uint64_t)-1);
 			r = giong_io(sqe);
 		}
-		if (r == GIONG_ESHUTDOWN)
-			return r;
+		if (r == GIONG_ESHUTDOWN || r == -ECANCELED)
+			return r; /* the worker ends: the rest is the exit hook's */
 		if (r == -EINTR)
 			continue;
 		if (r <= 0) {
@@ -185,9 +213,13 @@ static void worker_end(void *p)
 	struct alog *a = p;
 
 	me = NULL;
+	/* A second at most: a stalled output must not keep a stopping worker. */
+	int64_t until = mono_ms() + 1000;
+
 	if (a->writing)
-		write_now(a->fd, a->buf[a->fill ^ 1] + a->off, a->len[a->fill ^ 1] - a->off);
-	write_now(a->fd, a->buf[a->fill], a->len[a->fill]);
+		drop(a, write_now(a->fd, a->buf[a->fill ^ 1] + a->off, a->len[a->fill ^ 1] - a->off,
+				  a->chunk, until));
+	drop(a, write_now(a->fd, a->buf[a->fill], a->len[a->fill], a->chunk, until));
 	if (a->dropped)
 		fprintf(stderr, PROG ": worker %d: %llu access-log lines dropped\n",
 			giong_worker_index(), (unsigned long long)a->dropped);
@@ -198,14 +230,24 @@ int serve_alog_worker_start(int fd)
 {
 	struct alog *a = calloc(1, sizeof(*a));
 	struct stat st;
-	int r;
+	bool known, stream;
+	int r, fl;
 
 	if (!a)
 		return -ENOMEM;
 	a->fd = fd;
-	a->chunk = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-			   ? PIPE_BUF
-			   : SERVE_ALOG_BUF;
+	/* Through the ring where it can wait without holding the worker and where writes of
+	 * several workers at once are safe: a pipe or socket (no file position), a file opened
+	 * to append (the kernel appends each write whole). Not a file opened to write at its
+	 * position (a shell's ">"): the ring's writes at the current position do not take
+	 * the position's lock as write(2) does, so two workers' writes in flight at once could
+	 * land at the same offset, one over the other. Those get write(2) from the task (the
+	 * page cache's speed; the same system calls, a batch each). */
+	fl = fcntl(fd, F_GETFL);
+	known = fstat(fd, &st) == 0;
+	stream = known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+	a->chunk = stream ? PIPE_BUF : SERVE_ALOG_BUF;
+	a->ring = stream || (known && S_ISREG(st.st_mode) && fl >= 0 && (fl & O_APPEND));
 	giong_waitq_init(&a->wake);
 	if ((r = giong_worker_atexit(worker_end, a))) {
 		free(a);
@@ -228,22 +270,22 @@ void serve_alog_append(const char *line, size_t len)
 
 	if (len > SERVE_ALOG_LINE_MAX)
 		len = SERVE_ALOG_LINE_MAX;
-	if (!a) {
-		write_now(STDOUT_FILENO, line, len);
+	if (!a) { /* no buffers: the line now, or dropped if the output cannot take it now */
+		atomic_fetch_add(&dropped_total, write_now(STDOUT_FILENO, line, len, len, 0));
 		return;
 	}
 	if (!a->writer_running) {
 		/* No writer (it could not be spawned, or shutdown ended it): what it left
-		 * first, then the line, with write(2). */
+		 * first, then the line, with write(2) if the output takes them now. */
 		if (a->writing) {
-			write_now(a->fd, a->buf[a->fill ^ 1] + a->off,
-				  a->len[a->fill ^ 1] - a->off);
+			drop(a, write_now(a->fd, a->buf[a->fill ^ 1] + a->off,
+					  a->len[a->fill ^ 1] - a->off, a->chunk, 0));
 			a->len[a->fill ^ 1] = a->off = 0;
 			a->writing = false;
 		}
-		write_now(a->fd, a->buf[a->fill], a->len[a->fill]);
+		drop(a, write_now(a->fd, a->buf[a->fill], a->len[a->fill], a->chunk, 0));
 		a->len[a->fill] = 0;
-		write_now(a->fd, line, len);
+		drop(a, write_now(a->fd, line, len, a->chunk, 0));
 		return;
 	}
 	fl = &a->len[a->fill];

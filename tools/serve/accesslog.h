@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * accesslog.h - giong-serve's access log (--log) without a system call per request and
- * without ever blocking a worker: each worker appends its lines to a buffer of its own, and
- * a task of that worker writes the buffer through its ring (a write that must wait, to a
- * full pipe or a slow disk, parks that task, not the worker) when it is half full or a
- * tenth of a second after its first line, whichever comes first. While one buffer is in
+ * without blocking a worker on a stalled reader: each worker appends its lines to a buffer
+ * of its own, and a task of that worker writes the buffer when it is half full or a tenth
+ * of a second after its first line, whichever comes first: through its ring to a pipe, a
+ * socket or a file opened to append (a write that must wait parks that task, not the
+ * worker), with write(2) to a file opened at its position, whose position the ring's
+ * writes from several workers would race on (accesslog.c). While one buffer is in
  * the kernel's hands the lines go to the other; a line that finds both full is dropped and
  * counted, never held in memory that grows. Lines are written whole: to a pipe, FIFO or
  * socket at most PIPE_BUF bytes a write, which the kernel does not interleave with other
@@ -24,9 +26,10 @@
 
 /* serve_alog_worker_start - on each worker, before it serves: its buffers (written to
  * descriptor @fd) and the task that writes them, and the hook that writes what is left when
- * the worker ends (with write(2) then: the ring is gone) and says on stderr how many lines
- * were dropped, if any. Returns 0 or -errno (the worker then writes each line with
- * write(2) as it comes). */
+ * the worker ends (with write(2) then, the ring gone, waiting a second at most in all: a stalled output does not keep a stopping server, the rest is dropped) and says on
+ * stderr how many lines were dropped, if any. After shutdown, when the task has ended,
+ * lines are written as they come if the output takes them at once, else dropped. Returns
+ * 0 or -errno (the worker then writes each line as it comes, the same way). */
 int serve_alog_worker_start(int fd);
 
 /* serve_alog_append - one line (@len bytes, its "\n" included) of the calling worker. */

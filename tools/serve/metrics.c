@@ -16,6 +16,7 @@
 
 #include <giong/http.h>
 
+#include "accesslog.h"
 #include "fcache.h"
 #include "serve.h"
 
@@ -214,6 +215,13 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 					"class=\"%dxx\"} %llu\n",
 					w, scheme[i], c + 1,
 					(unsigned long long)v[w].http[i].responses[c]);
+	/* The process's own count, live (accesslog.c): not a worker's. */
+	fprintf(out,
+		"# HELP giong_serve_access_log_dropped_total Access-log lines dropped: the "
+		"output took them slower than they came.\n"
+		"# TYPE giong_serve_access_log_dropped_total counter\n"
+		"giong_serve_access_log_dropped_total %llu\n",
+		(unsigned long long)serve_alog_dropped());
 }
 
 int serve_metrics_handle(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
