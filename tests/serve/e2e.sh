@@ -485,6 +485,8 @@ cond() {
 	if [ "$s" = 304 ]; then
 		want_hdr ETag "$etag"
 		want_empty_body
+	elif [ "$s" = 412 ]; then
+		want_body $'412 Precondition Failed\n'
 	else
 		want_body_file "$root/cond.txt"
 	fi
@@ -502,6 +504,25 @@ cond "If-Modified-Since ignored beside a non-matching If-None-Match" 200 \
 	-H 'If-None-Match: "nope"' -H "If-Modified-Since: $lm"
 cond "If-None-Match matching beside an old If-Modified-Since" 304 \
 	-H "If-None-Match: $etag" -H "If-Modified-Since: Thu, 05 May 2022 07:08:09 GMT"
+cond "If-Match: the ETag" 200 -H "If-Match: $etag"
+cond "If-Match: *" 200 -H "If-Match: *"
+cond "If-Match: a list with the ETag" 200 -H "If-Match: \"nope\", $etag"
+cond "If-Match: another ETag" 412 -H 'If-Match: "nope"'
+cond "If-Match: W/ the ETag (strong compare)" 412 -H "If-Match: W/$etag"
+cond "If-Match: malformed (ignored)" 200 -H 'If-Match: nope'
+cond "If-Unmodified-Since: Last-Modified" 200 -H "If-Unmodified-Since: $lm"
+cond "If-Unmodified-Since: a day earlier" 412 -H "If-Unmodified-Since: Thu, 05 May 2022 07:08:09 GMT"
+cond "If-Unmodified-Since: not a date (ignored)" 200 -H "If-Unmodified-Since: yesterday"
+cond "If-Unmodified-Since ignored beside a matching If-Match" 200 \
+	-H "If-Match: $etag" -H "If-Unmodified-Since: Thu, 05 May 2022 07:08:09 GMT"
+cond "If-Match before If-None-Match: a failed If-Match is 412, not 304" 412 \
+	-H 'If-Match: "nope"' -H "If-None-Match: $etag"
+cond "If-Match matching, then If-None-Match matching: 304" 304 \
+	-H "If-Match: $etag" -H "If-None-Match: $etag"
+begin "If-Match: another ETag with a Range: 412, no partial content"
+req condr -H 'If-Match: "nope"' -H 'Range: bytes=0-0' "$U/cond.txt"
+want_status 412
+finish
 begin "HEAD with If-None-Match: the ETag -> 304"
 req condh -I -H "If-None-Match: $etag" "$U/cond.txt"
 want_status 304

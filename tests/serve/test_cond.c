@@ -314,6 +314,85 @@ static void test_not_modified(void **state)
 	assert_int_equal(serve_not_modified(NULL, 0, NULL, 0, ETAG, e, RFC_EXAMPLE, NOW2026), 0);
 }
 
+static int im(const char *v)
+{
+	return serve_if_match(v, strlen(v), ETAG, strlen(ETAG));
+}
+
+static void test_if_match(void **state)
+{
+	(void)state;
+	assert_int_equal(im(ETAG), 1);
+	assert_int_equal(im("*"), 1);
+	assert_int_equal(im(" * "), 1);
+	assert_int_equal(im("\"x\", " ETAG), 1);
+	assert_int_equal(im("\"x\" ,\t, ," ETAG), 1); /* empty elements */
+	assert_int_equal(im("W/" ETAG), 0);           /* the strong comparison */
+	assert_int_equal(im("\"x\""), 0);
+	assert_int_equal(im("\"64-3B9ACA05-10\""), 0); /* opaque: case matters */
+	assert_int_equal(im("w/" ETAG), -EINVAL);
+	assert_int_equal(im("64-3b9aca05-10"), -EINVAL);
+	assert_int_equal(im("\"x\" \"y\""), -EINVAL);
+	assert_int_equal(im("*, " ETAG), -EINVAL);
+	assert_int_equal(im(""), -EINVAL);
+	assert_int_equal(serve_if_match(NULL, 0, ETAG, strlen(ETAG)), -EINVAL);
+	/* Our own tag weak: nothing matches it strongly. */
+	assert_int_equal(serve_if_match(ETAG, strlen(ETAG), "W/" ETAG, strlen(ETAG) + 2), 0);
+	/* @len bounds the value. */
+	assert_int_equal(serve_if_match("\"x\", " ETAG, 5, ETAG, strlen(ETAG)), 0);
+}
+
+static void test_if_unmodified_since(void **state)
+{
+	const char *d = "Sun, 06 Nov 1994 08:49:37 GMT";
+	size_t n = strlen(d);
+
+	(void)state;
+	assert_int_equal(serve_if_unmodified_since(d, n, RFC_EXAMPLE, NOW2026), 1);
+	assert_int_equal(serve_if_unmodified_since(d, n, RFC_EXAMPLE - 100, NOW2026), 1);
+	assert_int_equal(serve_if_unmodified_since(d, n, RFC_EXAMPLE + 1, NOW2026), 0);
+	assert_int_equal(
+		serve_if_unmodified_since("Sun Nov  6 08:49:37 1994", 24, RFC_EXAMPLE + 1, NOW2026),
+		0);
+	/* A date after now still counts (unlike If-Modified-Since): the file is older. */
+	assert_int_equal(serve_if_unmodified_since(d, n, RFC_EXAMPLE, RFC_EXAMPLE - 1), 1);
+	assert_int_equal(serve_if_unmodified_since("yesterday", 9, RFC_EXAMPLE, NOW2026), -EINVAL);
+	assert_int_equal(serve_if_unmodified_since(NULL, 0, RFC_EXAMPLE, NOW2026), -EINVAL);
+}
+
+static void test_precondition_failed(void **state)
+{
+	const char *d = "Sun, 06 Nov 1994 08:49:37 GMT";
+	size_t n = strlen(d), e = strlen(ETAG);
+
+	(void)state;
+	/* If-Match alone. */
+	assert_int_equal(serve_precondition_failed(ETAG, e, NULL, 0, ETAG, e, RFC_EXAMPLE, NOW2026),
+			 0);
+	assert_int_equal(
+		serve_precondition_failed("\"x\"", 3, NULL, 0, ETAG, e, RFC_EXAMPLE, NOW2026), 1);
+	/* If-Unmodified-Since alone. */
+	assert_int_equal(serve_precondition_failed(NULL, 0, d, n, ETAG, e, RFC_EXAMPLE, NOW2026),
+			 0);
+	assert_int_equal(
+		serve_precondition_failed(NULL, 0, d, n, ETAG, e, RFC_EXAMPLE + 1, NOW2026), 1);
+	/* Both: If-Unmodified-Since is ignored, whichever way it would go. */
+	assert_int_equal(
+		serve_precondition_failed(ETAG, e, d, n, ETAG, e, RFC_EXAMPLE + 1, NOW2026), 0);
+	assert_int_equal(serve_precondition_failed("\"x\"", 3, d, n, ETAG, e, RFC_EXAMPLE, NOW2026),
+			 1);
+	/* Malformed values count as absent; a malformed If-Match leaves If-Unmodified-Since
+	 * ignored too (the field was there). */
+	assert_int_equal(
+		serve_precondition_failed("bad", 3, NULL, 0, ETAG, e, RFC_EXAMPLE, NOW2026), 0);
+	assert_int_equal(
+		serve_precondition_failed(NULL, 0, "bad", 3, ETAG, e, RFC_EXAMPLE + 1, NOW2026), 0);
+	assert_int_equal(
+		serve_precondition_failed("bad", 3, d, n, ETAG, e, RFC_EXAMPLE + 1, NOW2026), 0);
+	assert_int_equal(
+		serve_precondition_failed(NULL, 0, NULL, 0, ETAG, e, RFC_EXAMPLE + 1, NOW2026), 0);
+}
+
 static int rng(const char *v, uint64_t size, struct serve_range *r)
 {
 	r->start = 0xdead;
@@ -739,6 +818,9 @@ int main(void)
 		cmocka_unit_test(test_if_none_match),
 		cmocka_unit_test(test_if_modified_since),
 		cmocka_unit_test(test_not_modified),
+		cmocka_unit_test(test_if_match),
+		cmocka_unit_test(test_if_unmodified_since),
+		cmocka_unit_test(test_precondition_failed),
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_range_edges),
 		cmocka_unit_test(test_content_range),

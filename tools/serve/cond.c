@@ -326,6 +326,43 @@ int serve_if_modified_since(const char *value, size_t len, int64_t mtime, int64_
 	return mtime <= t;
 }
 
+int serve_if_match(const char *value, size_t len, const char *etag, size_t etag_len)
+{
+	if (!value)
+		return -EINVAL;
+	trim(&value, &len);
+	if (len == 1 && value[0] == '*')
+		return 1;
+	return match_list(value, len, etag, etag_len, true);
+}
+
+int serve_if_unmodified_since(const char *value, size_t len, int64_t mtime, int64_t now)
+{
+	int64_t t;
+
+	if (!value || serve_http_date_parse(value, len, now, &t) < 0)
+		return -EINVAL;
+	return mtime <= t;
+}
+
+int serve_precondition_failed(const char *im, size_t im_len, const char *ius, size_t ius_len,
+			      const char *etag, size_t etag_len, int64_t mtime, int64_t now)
+{
+	if (im) {
+		int r = serve_if_match(im, im_len, etag, etag_len);
+
+		if (r >= 0)
+			return !r;
+	}
+	if (ius && !im) {
+		int r = serve_if_unmodified_since(ius, ius_len, mtime, now);
+
+		if (r >= 0)
+			return !r;
+	}
+	return 0;
+}
+
 int serve_not_modified(const char *inm, size_t inm_len, const char *ims, size_t ims_len,
 		       const char *etag, size_t etag_len, int64_t mtime, int64_t now)
 {

@@ -82,6 +82,31 @@ int serve_if_modified_since(const char *value, size_t len, int64_t mtime, int64_
 int serve_not_modified(const char *inm, size_t inm_len, const char *ims, size_t ims_len,
 		       const char *etag, size_t etag_len, int64_t mtime, int64_t now);
 
+/*
+ * serve_if_match - does the If-Match value @value (@len bytes) match @etag by the strong
+ * comparison (RFC 9110 13.1.1: opaque-tags equal, neither weak)? "*" matches any existing
+ * representation. Returns 1 on a match, 0 on none, -EINVAL for a malformed value (treat
+ * the field as absent, as for If-None-Match).
+ */
+int serve_if_match(const char *value, size_t len, const char *etag, size_t etag_len);
+
+/*
+ * serve_if_unmodified_since - has the representation, last modified at @mtime, stayed
+ * unmodified since the If-Unmodified-Since value @value (@len bytes)? Returns 1 when
+ * @mtime <= the date, 0 when it is later, -EINVAL when the value is no valid HTTP-date
+ * (RFC 9110 13.1.4: ignore the field then).
+ */
+int serve_if_unmodified_since(const char *value, size_t len, int64_t mtime, int64_t now);
+
+/*
+ * serve_precondition_failed - the first steps of RFC 9110 13.2.2: If-Match when present
+ * (@im non-NULL; malformed counts as absent), else If-Unmodified-Since (@ius non-NULL,
+ * ignored beside If-Match, as 13.1.4 says). Returns 1 when the condition is false, the
+ * answer 412 Precondition Failed; 0 otherwise (go on with serve_not_modified()).
+ */
+int serve_precondition_failed(const char *im, size_t im_len, const char *ius, size_t ius_len,
+			      const char *etag, size_t etag_len, int64_t mtime, int64_t now);
+
 /* A byte range to send: bytes @start to @end of the file, both included. */
 struct serve_range {
 	uint64_t start;

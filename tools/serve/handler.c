@@ -170,12 +170,12 @@ static int file_fields(struct giong_http_response *res, const struct serve_file 
 	return r;
 }
 
-/* Answer with the regular file @f, named @rel (for its type): 200, 206, 304 or 416. */
+/* Answer with the regular file @f, named @rel (for its type): 200, 206, 304, 412 or 416. */
 static int send_file(struct giong_http_request *req, struct giong_http_response *res,
 		     struct serve_file *f, const char *rel, size_t len)
 {
-	const char *enc = NULL, *inm, *ims, *range, *ifr;
-	size_t inm_len, ims_len, range_len, ifr_len;
+	const char *enc = NULL, *im, *ius, *inm, *ims, *range, *ifr;
+	size_t im_len, ius_len, inm_len, ims_len, range_len, ifr_len;
 	struct serve_file *sib = NULL, *use = f;
 	bool vary = false;
 	int64_t now = time(NULL);
@@ -187,6 +187,13 @@ static int send_file(struct giong_http_request *req, struct giong_http_response 
 	if (serve_cfg.precompressed && (sib = sibling(req, rel, len, &enc, &vary)))
 		use = sib;
 	size = (uint64_t)use->st.st_size;
+	im = field(req, "If-Match", &im_len);
+	ius = field(req, "If-Unmodified-Since", &ius_len);
+	if ((im || ius) && serve_precondition_failed(im, im_len, ius, ius_len, use->etag,
+						     use->etag_len, use->st.st_mtim.tv_sec, now)) {
+		r = serve_answer_status(res, 412); /* the client's copy is another version */
+		goto out;
+	}
 	inm = field(req, "If-None-Match", &inm_len);
 	ims = field(req, "If-Modified-Since", &ims_len);
 	if (serve_not_modified(inm, inm_len, ims, ims_len, use->etag, use->etag_len,
