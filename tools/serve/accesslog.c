@@ -40,12 +40,14 @@ struct alog {
 	bool writer_running; /* the writer task runs: false before, and after shutdown */
 	bool said_drop;      /* the first drop was said on stderr */
 	int fd;
-	size_t chunk; /* the most one write carries (PIPE_BUF to a pipe or a socket) */
-	bool ring;    /* written through the ring (else write(2): see serve_alog_worker_start) */
+	size_t chunk;  /* the most one write carries (PIPE_BUF to a pipe or a socket) */
+	bool ring;     /* written through the ring (else write(2): see serve_alog_worker_start) */
+	bool may_wait; /* a file: a line that finds no room waits for it, never dropped */
 	uint64_t first_ms; /* when buf[fill] got its first line */
 	uint64_t dropped;
 	int error; /* the last write error said on stderr (said once each) */
 	struct giong_waitq wake;
+	struct giong_waitq room; /* the tasks of lines waiting for a buffer (files) */
 };
 
 static _Thread_local struct alog *me;
@@ -180,6 +182,7 @@ static intptr_t writer(void *arg)
 			if (write_out(a))
 				break;
 			a->writing = false;
+			giong_waitq_wake_all(&a->room, 0);
 			continue;
 		}
 		if (!a->len[a->fill]) {
@@ -205,6 +208,7 @@ static intptr_t writer(void *arg)
 	if (a->writing && write_out(a) == 0)
 		a->writing = false;
 	a->writer_running = false;
+	giong_waitq_wake_all(&a->room, 0); /* they write their lines themselves now */
 	return 0;
 }
 
@@ -248,7 +252,9 @@ int serve_alog_worker_start(int fd)
 	stream = known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 	a->chunk = stream ? PIPE_BUF : SERVE_ALOG_BUF;
 	a->ring = stream || (known && S_ISREG(st.st_mode) && fl >= 0 && (fl & O_APPEND));
+	a->may_wait = known && S_ISREG(st.st_mode);
 	giong_waitq_init(&a->wake);
+	giong_waitq_init(&a->room);
 	if ((r = giong_worker_atexit(worker_end, a))) {
 		free(a);
 		return r;
@@ -274,6 +280,14 @@ void serve_alog_append(const char *line, size_t len)
 		atomic_fetch_add(&dropped_total, write_now(STDOUT_FILENO, line, len, len, 0));
 		return;
 	}
+	/* A file whose write in flight holds the other buffer while this one is full: the
+	 * request waits for it (backpressure on this connection; a file's write ends), so
+	 * that no line is lost. A pipe's or a socket's reader may never read again: there
+	 * the line is dropped below. */
+	while (a->may_wait && a->writer_running && a->writing &&
+	       a->len[a->fill] + len > SERVE_ALOG_BUF)
+		if (giong_waitq_wait(&a->room, 0) < 0)
+			break; /* cancelled, or past the task's deadline: dropped */
 	if (!a->writer_running) {
 		/* No writer (it could not be spawned, or shutdown ended it): what it left
 		 * first, then the line, with write(2) if the output takes them now. */

@@ -6,9 +6,11 @@
  * of a second after its first line, whichever comes first: through its ring to a pipe, a
  * socket or a file opened to append (a write that must wait parks that task, not the
  * worker), with write(2) to a file opened at its position, whose position the ring's
- * writes from several workers would race on (accesslog.c). While one buffer is in
- * the kernel's hands the lines go to the other; a line that finds both full is dropped and
- * counted, never held in memory that grows. Lines are written whole: to a pipe, FIFO or
+ * writes from several workers would race on (accesslog.c). While one buffer is in the
+ * kernel's hands the lines go to the other; a line that finds both full waits for room, in
+ * its request's task, when the output is a file (a slow disk slows those requests; no line
+ * is lost), and is dropped and counted when it is a pipe, a socket or a terminal, whose
+ * reader may never read again: never held in memory that grows. Lines are written whole: to a pipe, FIFO or
  * socket at most PIPE_BUF bytes a write, which the kernel does not interleave with other
  * workers' writes (to a file, each write is whole as it is).
  */
