@@ -106,13 +106,14 @@ static inline intptr_t tt_accept_task(void *arg)
 	return 0;
 }
 
-/* The client's giong_tls_last_error(NULL) of the last tt_pair*() whose
- * connect failed (the server's failure that follows replaces the thread's). */
-static char tt_connect_error[160];
+/* The client's giong_tls_last_error(NULL) of the calling worker's last
+ * tt_pair*() whose connect failed (the server's failure that follows
+ * replaces the thread's). Per thread: tests pair on several workers. */
+static _Thread_local char tt_connect_error[160];
 
-/* The last tt_pair*()'s giong_tls_connect() result (1: it was not called,
- * the socket pair or the server's task could not be made). */
-static int tt_connect_result = 1;
+/* The calling worker's last tt_pair*()'s giong_tls_connect() result (1: it
+ * was not called, the socket pair or the server's task could not be made). */
+static _Thread_local int tt_connect_result = 1;
 
 /*
  * tt_pair_over() - in a task: the server handshake over @a in a task of its
