@@ -336,19 +336,30 @@ static bool alpn_is(const struct giong_stream *s, const char *want)
 	return p && len == strlen(want) && !memcmp(p, want, len);
 }
 
-/* A free TCP port on 127.0.0.1 for a command that must be told one. */
+/* A free TCP port on 127.0.0.1 for a command that must be told one. Below the
+ * ephemeral ports (32768-60999 on Linux): one the kernel hands out (bind to
+ * port 0) can be taken by any other test's outgoing connection between our
+ * close and the command's bind, and the command then cannot listen (a CI run:
+ * s_server's connect refused). Tried in an order of this process's own. */
 static int free_port(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+	static unsigned next;
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	for (unsigned k = 0; k < 12000; k++) {
+		int port = 20000 + (int)(((unsigned)getpid() * 131u + next++) % 12000u);
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					.sin_port = htons((uint16_t)port)};
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+		assert_true(fd >= 0);
+		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (ok)
+			return port;
+	}
+	fail_msg("no free port from 20000 to 31999");
+	return -1;
 }
 
 /* The end a killed peer leaves: never a clean end of stream. */
