@@ -84,9 +84,11 @@ static void idle_client(struct ht *h)
 	t0 = giong_now_ms();
 	/* Kept past a request... */
 	gt_check_int_equal(ht_closed_within(&c, 150), 0);
-	/* ...and closed, without a response, at about 300 ms. */
+	/* ...and closed, without a response, at about 300 ms: from when the server
+	 * parked it, which is before t0 by however long the response took to come
+	 * (under valgrind once: closed 249 ms after t0). Open for 150 at least. */
 	gt_check_int_equal(ht_closed_within(&c, 2000), 1);
-	gt_check_in_range(giong_now_ms() - t0, 250, 800);
+	gt_check_in_range(giong_now_ms() - t0, 150, 800);
 	gt_check_int_equal(ht_closed_within(&quiet, 2000), 1);
 	ht_conn_close(&c);
 	ht_conn_close(&quiet);
