@@ -34,13 +34,20 @@ mkfifo "$work/log"
 exec 3<>"$work/log" # held open and not read: the pipe fills (64 KiB) and stays full
 requests=6000       # ~450 KB of lines: more than the pipe and the worker's two buffers
 base=$((20000 + $$ % 12000))
-# start_stalled - the server on a free port with its standard output into the pipe; pid, port
-start_stalled() {
+next_port=0
+# start_server OUT APPEND WORKERS [ARGS...] - the server with --log into OUT (opened to
+# append when APPEND is 1, else at its start) on a free port; sets pid and port
+start_server() {
+	local out=$1 append=$2 workers=$3 try
+	shift 3
 	for try in 1 2 3 4 5; do
-		port=$((base + try))
-		"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 1 --log --grace-ms 1000 \
-			--metrics /metrics >"$work/log" 2>"$work/server.err" &
+		port=$((base + next_port))
+		next_port=$((next_port + 1))
+		if [ "$append" = 1 ]; then exec 5>>"$out"; else exec 5>"$out"; fi
+		"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers "$workers" --log \
+			--grace-ms 1000 "$@" >&5 2>"$work/server.err" 5>&- &
 		pid=$!
+		exec 5>&-
 		for _ in $(seq 50); do
 			grep -q "serving" "$work/server.err" && break
 			kill -0 "$pid" 2>/dev/null || break
@@ -52,6 +59,10 @@ start_stalled() {
 		pid=
 	done
 	fail "the server did not start"
+}
+# start_stalled - one worker, its standard output into the pipe nobody reads
+start_stalled() {
+	start_server "$work/log" 0 1 --metrics /metrics
 }
 # load - $requests on one kept-alive connection, one after another (curl's URL globbing):
 # every one answered 200 while the log's pipe is full; ms is how long they took
@@ -130,28 +141,7 @@ echo "ok: $requests requests in $ms ms with the log's pipe full; $lines lines ke
 # at once must not land at one offset).
 for how in trunc append; do
 	out=$work/file-$how.log
-	: >"$out"
-	for try in 1 2 3 4 5; do
-		port=$((base + 10 + try))
-		if [ $how = trunc ]; then
-			"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 2 --log \
-				--grace-ms 1000 >"$out" 2>"$work/server.err" &
-		else
-			"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 2 --log \
-				--grace-ms 1000 >>"$out" 2>"$work/server.err" &
-		fi
-		pid=$!
-		for _ in $(seq 50); do
-			grep -q "serving" "$work/server.err" && break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		grep -q "serving" "$work/server.err" && break
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		pid=
-	done
-	[ -n "$pid" ] || fail "the server did not start"
+	start_server "$out" "$([ $how = append ] && echo 1 || echo 0)" 2
 	# 32 connections for 2 s as fast as they go (giong-load), over both workers: the
 	# batches of the two are often in flight at once
 	report=$("$load" "http://127.0.0.1:$port/hello.txt?n=1" -c 32 -d 2 --json) ||
