@@ -29,7 +29,10 @@
 #                     (default build/bin/serve; --serve BIN), serve-* the same with
 #                     --tls-backend openssl|wolfssl
 #   --serve BIN       giong-serve's binary (overrides $GIONG_SERVE)
-#   --serve-args "A"  more arguments for giong-serve (e.g. "--cache 64")
+#   --serve-args "A"  more arguments for giong-serve (e.g. "--cache 64", "--log")
+#   --peer-log        nginx and h2o with their access logs on (serve-peers/peer.sh's
+#                     PEER_ACCESS_LOG=1: nginx's buffered as --log's is), to set beside
+#                     --serve-args "--log"
 #   --cases "LIST"    plain-HTTP cases, PATH:CONNS (default "/json.json:50 /users.json:50
 #                     /1m.bin:50")
 #   --tls-cases "L"   HTTPS cases (default "/users.json:50")
@@ -71,7 +74,7 @@ import_fns "$HERE/http_bench.sh" tree cpu_ticks rss_kib to_us to_bytes parse_wrk
 import_fns "$HERE/https_bench.sh" wrk_run profile label restart
 
 rounds=5 secs=4 warmup=1 cases_opt="/json.json:50 /users.json:50 /1m.bin:50"
-tls_cases_opt="/users.json:50" suite=TLS_AES_128_GCM_SHA256 serve_args=""
+tls_cases_opt="/users.json:50" suite=TLS_AES_128_GCM_SHA256 serve_args="" peer_env=""
 server_list="nginx h2o serve nginx-tls serve-openssl serve-wolfssl"
 # shellcheck disable=SC2034 # sys_secs: read by the imported count_syscalls()
 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 port_base=7800 raw_out="" retries=1
@@ -83,6 +86,7 @@ while [[ $# -gt 0 ]]; do
 	--servers) server_list=$2; shift 2 ;;
 	--serve) SERVE=$2; shift 2 ;;
 	--serve-args) serve_args=$2; shift 2 ;;
+	--peer-log) peer_env="env PEER_ACCESS_LOG=1 "; shift ;;
 	--cases) cases_opt=$2; shift 2 ;;
 	--tls-cases) tls_cases_opt=$2; shift 2 ;;
 	--suite) suite=$2; shift 2 ;;
@@ -158,10 +162,10 @@ for s in $server_list; do
 	case $s in
 	nginx|h2o)
 		command -v "$s" >/dev/null || die "$s is not installed"
-		cmds+=("$HERE/serve-peers/peer.sh $s {port} $WORK/$s $WWW") schemes+=(http) ;;
+		cmds+=("$peer_env$HERE/serve-peers/peer.sh $s {port} $WORK/$s $WWW") schemes+=(http) ;;
 	nginx-tls)
 		nginx -V 2>&1 | grep -q -- --with-http_ssl_module || die "this nginx has no ssl module"
-		cmds+=("$HERE/serve-peers/peer.sh nginx {port} $WORK/$s $WWW $WORK/cert.pem $WORK/key.pem $suite")
+		cmds+=("$peer_env$HERE/serve-peers/peer.sh nginx {port} $WORK/$s $WWW $WORK/cert.pem $WORK/key.pem $suite")
 		schemes+=(https) ;;
 	serve|serve-b)
 		need_serve
