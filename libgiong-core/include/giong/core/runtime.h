@@ -41,8 +41,15 @@ struct giong_config {
 	unsigned recv_buffer_size;    /* bytes per receive buffer; default 4096 */
 	size_t stack_size;            /* fiber stack size, bytes; default 128 KiB */
 	unsigned stack_pool;          /* unused stacks kept per worker; default 256 (at least 1) */
-	bool shutdown_on_signals;     /* SIGINT/SIGTERM start a graceful shutdown; default false */
-	uint32_t shutdown_grace_ms;   /* time fibers get to finish after shutdown; default 5000
+	/* SIGINT/SIGTERM start a graceful shutdown (a second one: the grace ends
+	 * at once); default false. They are blocked in the run's threads and read
+	 * through worker 0's ring; giong_runtime_run() gives back the calling
+	 * thread's mask before it returns, so one arriving after (timeout(1) and
+	 * systemd send a SIGTERM to the process and one to its group) takes its
+	 * default action: a program that must exit cleanly after the run blocks
+	 * both itself before calling it (giong-serve does). */
+	bool shutdown_on_signals;
+	uint32_t shutdown_grace_ms;     /* time fibers get to finish after shutdown; default 5000
 				      * (the least is 1: cancel almost at once) */
 	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
 };
