@@ -167,9 +167,10 @@ static void shutdown_client(struct ht *h)
 			       ht_header(&r, "Connection", v, sizeof(v)) && !strcmp(v, "close")));
 		ht_resp_free(&r);
 	}
-	/* Once the serve returned the listener is closed: refused. */
+	/* Once the serve returned the listener is closed: refused (10 s at
+	 * most: the serve returns after the last close, slow under emulation). */
 	int refused = 0;
-	for (int i = 0; i < 200 && !refused; i++) {
+	for (int i = 0; i < 1000 && !refused; i++) {
 		fd = ht_connect(h);
 		if (fd == -ECONNREFUSED)
 			refused = 1;
