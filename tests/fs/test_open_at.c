@@ -212,7 +212,9 @@ static void body_fifo(void)
 	took = mono_ms() - t0;
 	giong_deadline_restore(saved);
 	gt_check_int_equal(r, 0);
-	gt_check_true(took < 500);
+	/* Did not block for a writer (until the 2 s deadline); through io-wq
+	 * under TSan or valgrind, slow. */
+	gt_check_true(took < 1500);
 	if (r == 0) {
 		gt_check_true(fcntl(giong_file_fd(f), F_GETFL) & O_NONBLOCK);
 		if (gt_check_int_equal(giong_file_stat(f, &st), 0))

@@ -261,7 +261,13 @@ static void test_idle_keepalive_connections(void **state)
 }
 
 /* idle_timeout_ms: a connection left idle is closed by the sweeper; one
- * that asks again in time is kept. */
+ * that asks again in time is kept: BUSY_ROUNDS requests BUSY_EVERY ms apart
+ * span twice IDLE_TIMEOUT_MS, and each has IDLE_TIMEOUT_MS - BUSY_EVERY to
+ * make its round trip (a slow machine: the emulated guest, valgrind). */
+#define IDLE_TIMEOUT_MS 1000
+#define BUSY_EVERY 250
+#define BUSY_ROUNDS 8
+
 static void timeout_client(struct ht *h)
 {
 	struct ht_conn quiet, busy;
@@ -274,11 +280,11 @@ static void timeout_client(struct ht *h)
 	gt_check_int_equal(ht_send_str(quiet.fd, idle_req), 0);
 	gt_check_int_equal(ht_read_response(&quiet, &r, false), 0);
 	ht_resp_free(&r);
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < BUSY_ROUNDS; i++) {
 		gt_check_int_equal(ht_send_str(busy.fd, idle_req), 0);
 		gt_check_int_equal(ht_read_response(&busy, &r, false), 0);
 		ht_resp_free(&r);
-		usleep(100 * 1000);
+		usleep(BUSY_EVERY * 1000);
 	}
 	gt_check_int_equal(ht_closed_within(&quiet, 1000), 1);
 	gt_check_int_equal(ht_closed_within(&busy, 0), 0);
@@ -292,7 +298,7 @@ static void test_idle_timeout(void **state)
 
 	(void)state;
 	ht_init(&h);
-	h.limits.idle_timeout_ms = 300;
+	h.limits.idle_timeout_ms = IDLE_TIMEOUT_MS;
 	assert_int_equal(giong_http_router_add(h.router, "GET", "/hi", hi, NULL), 0);
 	ht_run(&h, timeout_client);
 	assert_int_equal(h.stats.idle_timeouts, 1);

@@ -49,6 +49,20 @@ static int take_pending(struct giong_listener *l)
 	return n;
 }
 
+/* Wait for @a and @b (may be NULL) to hold @want accepted connections
+ * between them (5 s at most: a slow machine); whether they did. */
+static bool wait_pending(struct giong_listener *a, struct giong_listener *b, int want)
+{
+	for (int waited = 0; waited < 5000; waited += 10) {
+		int n = giong_listener_pending(a) + (b ? giong_listener_pending(b) : 0);
+
+		if (n >= want)
+			return true;
+		giong_sleep_ms(10);
+	}
+	return false;
+}
+
 static intptr_t parked_acceptor(void *arg)
 {
 	struct giong_stream *s = NULL;
@@ -80,7 +94,9 @@ static void tcp_main(unsigned worker, void *arg)
 	/* Before the stop: the kernel spreads clients over both. */
 	for (int i = 0; i < CLIENTS; i++)
 		c[i] = client(&ga);
-	giong_sleep_ms(20); /* the multishot accepts take them */
+	/* The multishot accepts take them (one left in a's queue at its stop
+	 * would be lost). */
+	gt_check_true(wait_pending(a, b, CLIENTS));
 	gt_check_int_equal(giong_listener_stop(a), 0);
 	gt_check_int_equal(giong_listener_stop(a), 0); /* again: nothing more */
 	/* What a had accepted is still given, then the end. */
@@ -91,7 +107,7 @@ static void tcp_main(unsigned worker, void *arg)
 	/* After it: every new client goes to b. */
 	for (int i = CLIENTS; i < 2 * CLIENTS; i++)
 		c[i] = client(&ga);
-	giong_sleep_ms(20);
+	gt_check_true(wait_pending(b, NULL, CLIENTS));
 	gt_check_int_equal(giong_listener_pending(a), 0);
 	gt_check_int_equal(take_pending(b), CLIENTS);
 	/* A task parked in accept when its listener stops: -ESHUTDOWN. */

@@ -488,10 +488,12 @@ static void test_slow_server(void **state)
 	fds = gt_count_fds();
 	gt_run(&c, slow_main, &t, NULL);
 	assert_int_equal(t.busy, -EBUSY);
+	/* Ended by the deadlines: c-ares's first try alone would take 5 s. The
+	 * upper bounds only say that, with room for a slow machine. */
 	assert_int_equal(t.first, -ETIMEDOUT);
-	assert_in_range(t.first_ms, 200, 1500);
+	assert_in_range(t.first_ms, 200, 4000);
 	assert_int_equal(t.second, -ETIMEDOUT);
-	assert_in_range(t.second_ms, 600, 3000);
+	assert_in_range(t.second_ms, 600, 4000);
 	/* The worker ran its other tasks all along: 600 ms of 5 ms sleeps. */
 	assert_true(t.ticks_during >= 20);
 	/* While b waited, a's lookup was still c-ares's (abandoned, not freed). */
@@ -501,7 +503,7 @@ static void test_slow_server(void **state)
 	assert_int_equal(t.after_hosts, 1);
 	assert_true(t.after_ok);
 	assert_int_equal(t.own_timeout, -ETIMEDOUT);
-	assert_in_range(t.own_ms, 100, 3000);
+	assert_in_range(t.own_ms, 100, 5000); /* not hung */
 	assert_int_equal(t.end.abandoned, 3);
 	assert_int_equal(t.end.in_flight, 0);
 	assert_int_equal(t.end.sockets, 0);
@@ -542,7 +544,7 @@ static void race_main(unsigned w, void *arg)
 	t->v6_first = t->lookup == 2 && a[0].ss.ss_family == AF_INET6;
 	snprintf(addr, sizeof(addr), "race.giong.test:%d", t->port);
 	t0 = giong_now_ms();
-	saved = giong_deadline_in(5000);
+	saved = giong_deadline_in(10000);
 	t->connect = giong_tcp_connect(addr, &c);
 	giong_deadline_restore(saved);
 	t->took = giong_now_ms() - t0;
@@ -622,8 +624,8 @@ static void test_happy_eyeballs(void **state)
 	assert_int_equal(t.connect, 0);
 	assert_int_equal(t.peer, 0);
 	assert_true(t.peer_ok);
-	if (t.v6_first)
-		assert_in_range(t.took, 250, 3000);
+	if (t.v6_first) /* at the fallback delay, long before the 10 s deadline */
+		assert_in_range(t.took, 250, 5000);
 	for (int i = 0; i < 2; i++)
 		close(fill[i]);
 	close(hole);

@@ -434,13 +434,22 @@ static void test_echo_8mb_plain_server(void **state)
 	struct giong_cli_run r;
 	pthread_t t;
 	char want_peer[64];
-	int fds = gt_count_fds();
+	int fds = gt_count_fds(), hold = -EADDRINUSE;
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
 	memset(&r, 0, sizeof(r));
-	p.lfd = nt_plain_bind(0, 16, &r.port);
-	assert_true(p.lfd >= 0);
+	/* The client connects to localhost: [::1] on the port held, so that it
+	 * is refused there and 127.0.0.1 answers (another process's listener on
+	 * [::1] would win); a port taken on ::1, another. */
+	for (int tries = 0; hold == -EADDRINUSE && tries < 10; tries++) {
+		if (tries)
+			close(p.lfd);
+		p.lfd = nt_plain_bind(0, 16, &r.port);
+		assert_true(p.lfd >= 0);
+		hold = gt_hold_v6_loopback(r.port);
+	}
+	assert_int_not_equal(hold, -EADDRINUSE);
 	r.d.seed = 3;
 	r.d.total = ECHO_BYTES;
 	r.d.use_recv = true; /* end of stream as recv() == 0 */
@@ -448,6 +457,8 @@ static void test_echo_8mb_plain_server(void **state)
 	gt_run(&c, giong_cli_main, &r, NULL);
 	pthread_join(t, NULL);
 	close(p.lfd);
+	if (hold >= 0)
+		close(hold);
 	assert_int_equal(r.connect_ret, 0);
 	assert_int_equal(r.nodelay, 0);
 	snprintf(want_peer, sizeof(want_peer), "127.0.0.1:%d", r.port);
@@ -472,6 +483,7 @@ struct v6 {
 	char got[32];
 	char laddr[GIONG_ADDR_STRLEN];
 	int v4_on_v6only;
+	int hold; /* 127.0.0.1 on the listener's port, bound only */
 };
 
 static void v6_main(unsigned w, void *arg)
@@ -485,10 +497,22 @@ static void v6_main(unsigned w, void *arg)
 	char addr[64];
 
 	(void)w;
-	v->listen_ret = giong_tcp_listen("[::1]:0", &o, &l);
-	if (v->listen_ret)
+	/* 127.0.0.1 on the port held by a socket bound there, not listening:
+	 * refused, whatever other processes do; taken, another port. */
+	for (int tries = 0; tries < 10; tries++) {
+		v->listen_ret = giong_tcp_listen("[::1]:0", &o, &l);
+		if (v->listen_ret)
+			return;
+		giong_listener_addr(l, &a);
+		v->hold = nt_plain_bind(giong_addr_port(&a), -1, NULL);
+		if (v->hold != -EADDRINUSE)
+			break;
+		giong_listener_close(l);
+	}
+	if (v->hold < 0) {
+		giong_listener_close(l);
 		return;
-	giong_listener_addr(l, &a);
+	}
 	giong_addr_format(&a, v->laddr, sizeof(v->laddr));
 	snprintf(addr, sizeof(addr), "[::1]:%d", giong_addr_port(&a));
 	v->connect_ret = giong_tcp_connect(addr, &c);
@@ -506,6 +530,7 @@ static void v6_main(unsigned w, void *arg)
 	v->v4_on_v6only = giong_tcp_connect(addr, &c);
 	if (!v->v4_on_v6only)
 		giong_stream_close(c);
+	close(v->hold);
 	giong_listener_close(l);
 }
 
@@ -519,6 +544,7 @@ static void test_ipv6_writev(void **state)
 	memset(&v, 0, sizeof(v));
 	gt_run(&c, v6_main, &v, NULL);
 	assert_int_equal(v.listen_ret, 0);
+	assert_true(v.hold >= 0);
 	assert_memory_equal(v.laddr, "[::1]:", 6);
 	assert_int_equal(v.connect_ret, 0);
 	assert_int_equal(v.accept_ret, 0);

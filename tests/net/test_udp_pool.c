@@ -111,6 +111,7 @@ static void test_one_buffer(void **state)
 
 struct rport {
 	int port;
+	int probe; /* the port's first socket (SO_REUSEPORT), until all bound */
 	atomic_int bound, total, send_err;
 	atomic_int seen[RN];
 	int per_worker[RW], bind_err[RW], recv_err[RW], sent;
@@ -127,6 +128,9 @@ static intptr_t rport_sender(void *arg)
 
 	while (atomic_load(&r->bound) < RW && giong_now_ms() < end)
 		giong_sleep_ms(1);
+	/* The workers have the port: the probe goes before it takes a datagram. */
+	close(r->probe);
+	r->probe = -1;
 	/* Many source ports, so that the kernel's hash spreads them. */
 	for (; n < RSRC; n++)
 		if (giong_udp_bind("127.0.0.1:0", NULL, &src[n]))
@@ -186,17 +190,20 @@ static void rport_main(unsigned w, void *arg)
 	giong_udp_close(u);
 }
 
-static int free_udp_port(void)
+/* A port free on 127.0.0.1, held by a socket with SO_REUSEPORT in *@fd (the
+ * workers join it; nobody else can take the port before they did): the port
+ * or -1. */
+static int free_udp_port(int *fd)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), port = -1;
+	int port = -1, one = 1;
 
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
+	*fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*fd >= 0 && !setsockopt(*fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) &&
+	    !bind(*fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(*fd, (struct sockaddr *)&a, &len))
 		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
 	return port;
 }
 
@@ -214,9 +221,11 @@ static void test_reuseport_three_workers(void **state)
 		free(r);
 		skip();
 	}
-	r->port = free_udp_port();
+	r->port = free_udp_port(&r->probe);
 	assert_true(r->port > 0);
 	gt_run(&c, rport_main, r, NULL);
+	if (r->probe >= 0)
+		close(r->probe); /* no sender ran */
 	print_message("per worker: %d %d %d\n", r->per_worker[0], r->per_worker[1],
 		      r->per_worker[2]);
 	for (int w = 0; w < RW; w++) {

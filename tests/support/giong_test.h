@@ -415,4 +415,30 @@ static inline void gt_assert_fds(int before)
 	assert_int_equal(now, before);
 }
 
+/* Hold [::1]:@port for TCP: a socket bound there (IPv6 only), not listening:
+ * no other process can listen there, and a connect to it is refused. A test
+ * connecting to localhost:@port with a listener on 127.0.0.1 only holds it:
+ * Happy Eyeballs tries ::1 first, and a foreign listener there would win.
+ * Returns the fd (close it after), -EADDRINUSE when another socket has the
+ * port on ::1 (take another one), or another -errno (no ::1 on this
+ * machine: nothing there to hold). */
+static inline int gt_hold_v6_loopback(int port)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
+				  .sin6_port = htons((uint16_t)port),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
 #endif /* GIONG_TEST_H */
