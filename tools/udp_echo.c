@@ -24,6 +24,7 @@
 #include <giong/net.h>
 
 #include "args.h"
+#include "stop_signals.h"
 #include "hosts.h"
 
 struct opts {
@@ -143,6 +144,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udp_echo: %s\n", giong_strerror(r));
 		return 1;
 	}
+	tool_block_stop_signals(); /* to the exit: stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, &o);
 	giong_runtime_free(rt);
 	if (r) {

@@ -28,6 +28,7 @@
 #include <giong/http.h>
 
 #include "../args.h"
+#include "../stop_signals.h"
 #include "hist.h"
 #include "pace.h"
 #include "report.h"
@@ -460,6 +461,7 @@ int main(int argc, char **argv)
 	g.start_ns = now_ns() + 100000000u; /* the workers' start-up before it */
 	g.end_ns = g.start_ns + g.secs * 1000000000u;
 	load_pace_init(&g.pace, g.rate, g.conns, g.start_ns);
+	tool_block_stop_signals(); /* to the exit: ../stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, NULL);
 	giong_runtime_free(rt);
 	giong_http_client_free(g.cli);

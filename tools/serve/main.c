@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <sched.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 
 #include "../args.h"
 #include "../listeners.h"
+#include "../stop_signals.h"
 #include "accesslog.h"
 #include "fcache.h"
 #include "mime.h"
@@ -570,18 +570,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
 		return 1;
 	}
-	/* SIGINT and SIGTERM stay blocked after the run (the runtime restores
-	 * this mask): a second SIGTERM, which timeout(1) and systemd send to the
-	 * process group after the one to the process, arriving once the run has
-	 * ended would kill us before the clean-up and the "stopped" line, with
-	 * status 143 (seen: serve.activation under load; a stream of SIGTERMs
-	 * killed 2 of 6 stops). The run reads them through its ring meanwhile. */
-	sigset_t stop_signals;
-
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	tool_block_stop_signals(); /* to the exit: ../stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, NULL);
 	giong_runtime_free(rt);
 	for (unsigned i = 0; i < g.neps; i++)
