@@ -5,11 +5,16 @@
  * accepting at once and gives open connections the grace period.
  *
  *   echo [--port 7000] [--host ADDR] [--workers N] [--spin-us N] [--stats]
+ *        [--reuse-port]
  *
  * By default it listens on 127.0.0.1 and [::1] (IPv4 and IPv6 loopback; the
  * IPv6 one left out on a host without IPv6); --host 0.0.0.0 (or ::) listens
  * on every address of both families, any other --host on that one alone
  * (tools/hosts.h).
+ *
+ * A port another server listens on already is refused ("in use by another server",
+ * exit 1) unless --reuse-port asks to share it: the listeners' SO_REUSEPORT would
+ * otherwise let a second echo started by mistake take half the connections.
  *
  * --stats prints each worker's counters (system calls, parks, completions,
  * fiber switches) when it stops: what bench/load/echo_bench.sh reads.
@@ -21,6 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
 
 #include <giong/net.h>
 
@@ -88,6 +97,37 @@ static void tcp_close(void *l)
 
 static const struct tool_sock_ops tcp_ops = {tcp_bind, tcp_local_addr, tcp_close};
 
+/*
+ * Is @addr ("host:port") free? The workers' listeners have SO_REUSEPORT, which also lets
+ * them join another process's listeners on the port (of the same user) without a word: a
+ * second server started by mistake would take half the connections. So, unless
+ * --reuse-port asks for exactly that, a bind without SO_REUSEPORT (with SO_REUSEADDR, as
+ * the workers', so that old connections in TIME_WAIT do not count) tries it first, as
+ * giong-serve does (tools/serve/main.c). Exits 1 with a message when it is taken.
+ */
+static void probe_port(const char *addr, bool v6only)
+{
+	struct giong_addr a;
+	int fd, one = 1;
+
+	if (giong_addr_parse(addr, &a) != 0)
+		return; /* a name: the workers' bind says what is wrong with it */
+	fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return; /* no IPv6 here, say: the workers' bind says so */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6only)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
+		fprintf(stderr,
+			"echo: %s is in use by another server (--port N for another; "
+			"--reuse-port to share it)\n",
+			addr);
+		exit(1);
+	}
+	close(fd);
+}
+
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
@@ -110,9 +150,10 @@ static void worker_main(unsigned worker, void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: echo [--port N] [--host ADDR] [--workers N] [--spin-us N]\n"
-			"            [--stats]\n"
+			"            [--stats] [--reuse-port]\n"
 			"Listens on 127.0.0.1 and [::1] unless --host names another address\n"
-			"(0.0.0.0 or :: for every one).\n");
+			"(0.0.0.0 or :: for every one). A port in use by another server is\n"
+			"refused unless --reuse-port asks to share it.\n");
 	exit(2);
 }
 
@@ -122,13 +163,17 @@ int main(int argc, char **argv)
 	struct giong_runtime *rt;
 	const char *host = NULL; /* 127.0.0.1 and [::1] */
 	int port = 7000, r;
-	bool stats = false;
+	bool stats = false, reuse_port = false;
 
 	giong_config_init(&o.cfg);
 	o.cfg.shutdown_on_signals = true;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stats")) {
 			stats = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--reuse-port")) {
+			reuse_port = true;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -147,6 +192,8 @@ int main(int argc, char **argv)
 			usage();
 	}
 	tool_hosts(&o.hosts, host, port);
+	for (unsigned i = 0; !reuse_port && port && i < o.hosts.n; i++)
+		probe_port(o.hosts.addr[i], o.hosts.pair && i == 1);
 	r = giong_runtime_new(&o.cfg, &rt);
 	if (r) {
 		fprintf(stderr, "echo: %s\n", giong_strerror(r));

@@ -7,6 +7,7 @@
  *
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
  *        [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol] [--stats]
+ *        [--reuse-port]
  *        [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]
  *         [--https-port 8443] [--tls-ciphers LIST]]
  *
@@ -24,6 +25,10 @@
  * first, colon-separated, in the backend's syntax (both know the standard
  * names: TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, ...; default:
  * the backend's list); TLS 1.2 keeps the backend's default suites.
+ * A port another server listens on already is refused ("in use by another
+ * server", exit 1) unless --reuse-port asks to share it: the listeners'
+ * SO_REUSEPORT would otherwise let a second server started by mistake take
+ * half the connections without a word.
  *
  * Routes:
  *   GET  /json    {"message":"Hello, World!"}       (27 bytes, application/json)
@@ -45,6 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
 
 #include <giong/http.h>
 #ifdef GIONG_HAVE_TLS
@@ -235,6 +244,51 @@ static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struc
 }
 
 /*
+ * Is @ep's port free on the addresses the workers will bind (those of listen_endpoint())?
+ * Their listeners have SO_REUSEPORT, which also lets them join another process's listeners
+ * on the port (of the same user) without a word: a second server started by mistake would
+ * take half the connections. So, unless --reuse-port asks for exactly that, a bind without
+ * SO_REUSEPORT (with SO_REUSEADDR, as the workers', so that old connections in TIME_WAIT do
+ * not count) tries the port first, as giong-serve does (tools/serve/main.c). Exits 1 with a
+ * message when it is taken.
+ */
+static void probe_port(const struct opts *o, const struct endpoint *ep)
+{
+	const char *hosts[2] = {"0.0.0.0", "::"};
+	unsigned n = 2;
+
+	if (o->unix_path || !ep->port)
+		return; /* a path, or a port the kernel chooses: nothing to share by mistake */
+	if (o->host)
+		hosts[0] = o->host, n = 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct giong_addr a;
+		char text[300];
+		int fd, one = 1;
+
+		snprintf(text, sizeof(text),
+			 strchr(hosts[i], ':') && hosts[i][0] != '[' ? "[%s]:%d" : "%s:%d",
+			 hosts[i], ep->port);
+		if (giong_addr_parse(text, &a) != 0)
+			continue; /* a name: the workers' listen says what is wrong with it */
+		fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue; /* no IPv6 here, say */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (n == 2 && i == 1) /* [::] beside 0.0.0.0, as listen_endpoint() binds it */
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
+			fprintf(stderr,
+				"http: %s port %d on %s is in use by another server (--port N for "
+				"another; --reuse-port to share it)\n",
+				ep->scheme, ep->port, text);
+			exit(1);
+		}
+		close(fd);
+	}
+}
+
+/*
  * Each worker serves its listeners (IPv4 and IPv6, for HTTP and HTTPS): the
  * last from its main task (a worker whose main task returns is given the
  * grace period and then stopped), the others from tasks of their own.
@@ -280,7 +334,7 @@ static void usage(int status)
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
 		"            [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol]\n"
-		"            [--stats]\n"
+		"            [--stats] [--reuse-port]\n"
 		"            [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]\n"
 		"             [--https-port N] [--tls-ciphers LIST]]\n");
 	exit(status);
@@ -359,7 +413,7 @@ int main(int argc, char **argv)
 	struct giong_http_server_options so = {.limits = &lim};
 	struct giong_http_router *router;
 	struct giong_runtime *rt;
-	bool stats = false;
+	bool stats = false, reuse_port = false;
 	int r;
 #ifdef GIONG_HAVE_TLS
 	struct giong_tls_config *tls = NULL;
@@ -379,6 +433,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--log")) {
 			so.log = log_line;
+			continue;
+		}
+		if (!strcmp(argv[i], "--reuse-port")) {
+			reuse_port = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--proxy-protocol")) {
@@ -428,6 +486,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "http: --tls-ciphers is for HTTPS: it needs --tls-cert\n");
 		usage(2);
 	}
+	for (unsigned i = 0; !reuse_port && i < (tls_cert ? 2u : 1u); i++)
+		probe_port(&o, &o.ep[i]);
 	if (giong_http_router_new(&router) ||
 	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
 	    giong_http_router_add(router, "GET", "/users", users, NULL) ||

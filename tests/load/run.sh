@@ -23,12 +23,14 @@ fail() {
 	cat "$work/out" "$work/server.log" 2>/dev/null
 	exit 1
 }
-base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
+# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
+# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
+base=$((20000 + ($$ * 131) % 11900))
 for try in 1 2 3 4 5; do
 	port=$((base + try))
 	"$http" --workers 1 --host 127.0.0.1 --port "$port" >"$work/server.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 200); do # 20 s at most: it stops early if the server died
 		grep -q "HTTP on" "$work/server.log" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1

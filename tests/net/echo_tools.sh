@@ -56,10 +56,10 @@ start() {
 	local name=$1 bin=$2 ready=$3 try
 	shift 3
 	for try in 1 2 3 4 5 6 7 8; do
-		port=$((20000 + (RANDOM * 7 + try * 613) % 30000))
+		port=$((20000 + (RANDOM * 7 + try * 613) % 12000)) # below the ephemeral ports
 		"$bin" --port "$port" --workers 2 "$@" >"$work/$name.out" 2>"$work/$name.err" &
 		pid=$!
-		for _ in $(seq 50); do
+		for _ in $(seq 200); do # 20 s at most: it stops early if the server died
 			grep -q "$ready" "$work/$name.err" && { pids+=("$pid"); return 0; }
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1

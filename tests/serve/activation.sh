@@ -25,7 +25,9 @@ fail() {
 	exit 1
 }
 echo activated >"$work/hello.txt"
-base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
+# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
+# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
+base=$((20000 + ($$ * 131) % 11900))
 for try in 1 2 3 4 5 6 7 8 9 10; do
 	p1=$((base + try * 2)) p2=$((base + try * 2 + 1))
 	# systemd-socket-activate starts the server at the first connection: curl below.

@@ -128,7 +128,7 @@ cd "$work" || exit 1
 
 # ---------------------------------------------------------------------------------------
 # Start-up errors: usage errors exit 2; a missing DIR, a DIR that is a file exit 1 naming it.
-free=$((20000 + $$ % 20000 + 90))
+free=$((port_base + 90)) # past the ports start() tries (2 a try)
 for args in "--no-such-option" "--port" "--port abc" "--tls-cert $work/secret.txt"; do
 	begin "usage error '$args' exits 2 with a message"
 	# shellcheck disable=SC2086 # the words of args are the arguments
@@ -712,11 +712,18 @@ req bigr -H "Range: bytes=536870912-536870915" "$U/big.bin"
 want_status 206
 [ "$(od -An -tx1 "$R/bigr.b" | tr -d ' \n')" = 00000000 ] || no "not 4 NULs"
 finish
-begin "the whole 1 GiB file over HTTP in under 10 s"
-r=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code} %{size_download} %{time_total}' \
+# Every byte within 60 s whatever the build; in under 10 s too where that means something:
+# not under a sanitizer or the fault hooks (GIONG_TEST_TIMED=0 from tests/serve/CMakeLists.txt:
+# an ASan or TSan build at ctest -j2 beside a CI run is not a measure of giong-serve's speed).
+timed=${GIONG_TEST_TIMED:-1}
+begin "the whole 1 GiB file over HTTP$([ "$timed" = 1 ] && echo " in under 10 s")"
+r=$(curl -sS --max-time 60 -o /dev/null -w '%{http_code} %{size_download} %{time_total}' \
 	"$U/big.bin" 2>&1)
 show=
 [ "${r% *}" = "200 1073741824" ] || no "got '$r', expected 200 1073741824 (status, bytes)"
+if [ "$timed" = 1 ] && [ "${r% *}" = "200 1073741824" ]; then
+	awk -v t="${r##* }" 'BEGIN { exit !(t < 10) }' || no "it took ${r##* } s, not under 10 s"
+fi
 cur="$cur (${r##* } s)"
 finish
 
@@ -834,11 +841,14 @@ n=$(awk '/^giong_http_connections_open([{ \t]|$)/ {
 } END { print s + 0 }' "$R/m3.b")
 awk -v n="$n" 'BEGIN { exit !(n >= 1) }' || no "giong_http_connections_open is $n"
 finish
-begin "SIGTERM with a download in progress: exit 0 and 'giong-serve: stopped' within the grace (1 s) and 2 s"
+# 5 s: the grace (1 s), and the exit of a sanitized build (LeakSanitizer's scan: serve.log_stall
+# once took 2060 ms to stop) on a busy machine; a stop that waited for the download (at 1 MB/s,
+# 1 GiB) would take minutes.
+begin "SIGTERM with a download in progress: exit 0 and 'giong-serve: stopped' within the grace (1 s) and 4 s"
 show=
 stop main 1
 [ "$stop_status" = 0 ] || no "exit status $stop_status"
-[ "$stop_ms" -le 3000 ] || no "it took $stop_ms ms"
+[ "$stop_ms" -le 5000 ] || no "it took $stop_ms ms"
 grep -q "giong-serve: stopped" "$work/main.err" || no "no 'giong-serve: stopped' on stderr"
 cur="$cur ($stop_ms ms)"
 finish

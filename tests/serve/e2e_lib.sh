@@ -16,6 +16,9 @@ last=      # the last curl reply's ID: $R/ID.h headers, $R/ID.b body
 declare -A spid # server NAME -> its PID
 servers=()                   # the NAMEs started, in order
 nextport=0
+# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps the
+# scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
+port_base=$((20000 + ($$ * 131) % 11900))
 
 begin() {
 	cur=$*
@@ -195,7 +198,7 @@ serving() { # serving NAME - has server NAME printed its "serving" line?
 
 # start NAME TLS ARGS... - runs "$bin" ARGS --port P (and --https-port T when TLS is 1) in
 # the directory $start_cwd (default: the current one) until it prints "giong-serve:
-# serving" (5 s at most); the ports are tried from a pseudo-random base, 5 times. Sets
+# serving" (20 s at most: sanitizers, a busy machine); the ports are tried from a pseudo-random base, 5 times. Sets
 # port, tport and spid[NAME]; returns 1 when the server did
 # not start.
 start() {
@@ -204,7 +207,7 @@ start() {
 	local extra=()
 	servers+=("$name")
 	for try in 1 2 3 4 5; do
-		port=$((20000 + $$ % 12000 + nextport)) tport=$((port + 1)) # below the ephemeral ports
+		port=$((port_base + nextport)) tport=$((port + 1))
 		nextport=$((nextport + 2))
 		extra=(--port "$port")
 		[ "$tls" = 1 ] && extra+=(--https-port "$tport")
@@ -212,7 +215,7 @@ start() {
 			>"$work/$name.out" 2>"$work/$name.err" &
 		pid=$!
 		local i=0
-		while [ $i -lt 50 ] && ! serving "$name"; do
+		while [ $i -lt 200 ] && ! serving "$name"; do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 			i=$((i + 1))
@@ -234,7 +237,7 @@ stop() {
 	local name=$1 grace=${2:-3} pid=${spid[$1]} t0 t1
 	t0=$(date +%s%N)
 	kill -TERM "$pid" 2>/dev/null
-	if wait_for $((grace + 2)) eval "! kill -0 $pid 2>/dev/null"; then
+	if wait_for $((grace + 6)) eval "! kill -0 $pid 2>/dev/null"; then # a sanitizer's exit too
 		wait "$pid"
 		stop_status=$?
 	else

@@ -30,10 +30,19 @@ fail() {
 }
 mkdir "$work/root"
 echo stalled >"$work/root/hello.txt"
-mkfifo "$work/log"
-exec 3<>"$work/log" # held open and not read: the pipe fills (64 KiB) and stays full
+# fresh_pipe - a new FIFO as $fifo, held open on descriptor 3 and not read: the pipe fills
+# (64 KiB) and stays full. Each phase has its own: what a server of an earlier phase left
+# in its pipe cannot come out in a later phase's reading (its lines + dropped = requests).
+fifos=0
+fresh_pipe() {
+	exec 3<&- 2>/dev/null
+	fifos=$((fifos + 1))
+	fifo=$work/log$fifos
+	mkfifo "$fifo" || fail "mkfifo $fifo"
+	exec 3<>"$fifo"
+}
 requests=6000       # ~450 KB of lines: more than the pipe and the worker's two buffers
-base=$((20000 + $$ % 12000))
+base=$((20000 + ($$ * 131) % 11900)) # below the ephemeral ports (32768-60999); PIDs apart
 next_port=0
 # start_server OUT APPEND WORKERS [ARGS...] - the server with --log into OUT (opened to
 # append when APPEND is 1, else at its start) on a free port; sets pid and port
@@ -48,7 +57,7 @@ start_server() {
 			--grace-ms 1000 "$@" >&5 2>"$work/server.err" 5>&- &
 		pid=$!
 		exec 5>&-
-		for _ in $(seq 50); do
+		for _ in $(seq 200); do # 20 s at most: it stops early if the server died
 			grep -q "serving" "$work/server.err" && break
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
@@ -60,9 +69,10 @@ start_server() {
 	done
 	fail "the server did not start"
 }
-# start_stalled - one worker, its standard output into the pipe nobody reads
+# start_stalled - one worker, its standard output into a fresh pipe nobody reads
 start_stalled() {
-	start_server "$work/log" 0 1 --metrics /metrics
+	fresh_pipe
+	start_server "$fifo" 0 1 --metrics /metrics
 }
 # load - $requests on one kept-alive connection, one after another (curl's URL globbing):
 # every one answered 200 while the log's pipe is full; ms is how long they took
@@ -98,12 +108,8 @@ stop_server
 stop_ms=$((($(date +%s%N) - t0) / 1000000))
 grep -q "worker 0: [0-9]* access-log lines dropped" "$work/server.err" ||
 	fail "stopped with its log stalled, and no count of the lines dropped"
-# What it could not write is still in the pipe: empty it for the next server.
-timeout 5 cat "$work/log" >/dev/null 3<&- &
-drain=$!
-sleep 0.5
-kill "$drain" 2>/dev/null
-wait "$drain" 2>/dev/null
+# What it could not write is still in that pipe: the next phase has a pipe of its own.
+exec 3<&-
 echo "ok: with the log's pipe full for good: $requests requests answered in $ms ms, stopped in $stop_ms ms"
 
 # 2. The output stalls, then is read again.
@@ -118,7 +124,7 @@ live=$(sed -n 's/^giong_serve_access_log_dropped_total \([0-9]*\)$/\1/p' <<<"$me
 requests=$((requests + 1)) # the metrics request is logged (or dropped) too
 # Read the pipe again, then stop the server: what it kept comes out, the count on stderr.
 # (Its own read-only descriptor: with ours, which can write, it would see no end.)
-timeout 20 cat "$work/log" >"$work/out" 3<&- &
+timeout 20 cat "$fifo" >"$work/out" 3<&- &
 reader=$!
 stop_server
 exec 3<&- # the last writer gone: the reader reads to the end

@@ -42,25 +42,41 @@ mkdir "$work/root"
 head -c 5000 /dev/urandom >"$work/root/file.bin"
 port=8080 # a namespace of its own: the port is free
 
-# start NAME: a server on the port, logging requests; waits until it listens.
+# start NAME: a server on the port, logging requests; waits until it listens (20 s at most:
+# a sanitizer's start-up on a busy machine; it stops early if the server died).
 start() {
 	"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers 2 --log --grace-ms 3000 --reuse-port \
 		>"$work/$1.log" 2>"$work/$1.err" &
 	eval "pid_$1=$!"
 	pids+=($!)
-	for _ in $(seq 50); do
+	for _ in $(seq 200); do
 		grep -q "giong-serve: serving" "$work/$1.err" && return 0
+		kill -0 "$!" 2>/dev/null || break
 		sleep 0.1
 	done
 	fail "server $1 did not start"
 }
+# answered NAME: how many requests server NAME has answered 200 (its --log lines).
+answered() { grep -c '" 200 ' "$work/$1.log"; }
+# until_s N CMD...: polls CMD every 0.1 s for N s at most; its status is CMD's last.
+until_s() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
 
 start old
-# Four clients, each a loop of single requests on new connections, for about 4 s.
+t0=$SECONDS
+# Four clients, each a loop of single requests on new connections, until told to stop (by
+# $work/stop: once the new server has answered and the old one is gone), 60 s at most.
 for c in 1 2 3 4; do
 	(
-		end=$((SECONDS + 4))
-		while [ $SECONDS -lt $end ]; do
+		end=$((SECONDS + 60))
+		while [ ! -e "$work/stop" ] && [ $SECONDS -lt $end ]; do
 			curl -s -o /dev/null -w '%{http_code} %{size_download}\n' --max-time 5 \
 				"http://127.0.0.1:$port/file.bin" || echo "curl-error $?"
 		done >"$work/client$c.out"
@@ -68,24 +84,26 @@ for c in 1 2 3 4; do
 	pids+=($!)
 	clients+=" $!"
 done
-sleep 1
+until_s 20 eval '[ "$(answered old)" -gt 0 ]' || fail "the old server answered no client in 20 s"
+sleep 0.5
 start new
 sleep 0.5
 kill -TERM "$pid_old"
-for _ in $(seq 60); do
-	kill -0 "$pid_old" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$pid_old" 2>/dev/null && fail "the old server did not stop within 6 s"
+until_s 10 eval '! kill -0 "$pid_old" 2>/dev/null' || fail "the old server did not stop within 10 s"
 wait "$pid_old"
 rc=$?
 [ $rc -eq 0 ] || fail "the old server exited with $rc"
+# The clients go on until the new server has answered (alone on the port now: at once,
+# unless it is slow), and for 4 s in all, as many requests as a fixed 4 s run made.
+until_s 20 eval '[ "$(answered new)" -gt 0 ]'
+while [ $((SECONDS - t0)) -lt 4 ]; do sleep 0.1; done
+touch "$work/stop"
 for c in $clients; do wait "$c"; done
 
 total=$(cat "$work"/client*.out | wc -l)
 good=$(cat "$work"/client*.out | grep -c '^200 5000$')
-old=$(grep -c '" 200 ' "$work/old.log")
-new=$(grep -c '" 200 ' "$work/new.log")
+old=$(answered old)
+new=$(answered new)
 [ "$total" -gt 50 ] || fail "only $total requests were made"
 [ "$good" -eq "$total" ] || {
 	grep -v '^200 5000$' "$work"/client*.out | sort | uniq -c

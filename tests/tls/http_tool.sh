@@ -2,7 +2,7 @@
 # http_tool.sh HTTP_BIN CERTS BACKEND - the example server tools/http serves HTTPS that curl
 # accepts with --cacert: GET /json and /users, POST /echo of 200 KB byte-exact, TLS 1.2 and
 # 1.3, HTTP on the other port at the same time, then SIGTERM stops it cleanly. The ports are
-# tried from a pseudo-random start until the server can listen (at most 5 tries). Skips (77)
+# tried from a pseudo-random start until the server can listen (at most 5 tries, 20 s each). Skips (77)
 # without curl. Every wait is bounded; the server is stopped by its PID.
 set -u
 bin=$1 certs=$2 backend=$3
@@ -20,7 +20,9 @@ fail() {
 	exit 1
 }
 
-base=$((20000 + $$ % 12000)) # below the ephemeral ports (32768-60999): no client holds them
+# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
+# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
+base=$((20000 + ($$ * 131) % 11900))
 for try in 1 2 3 4 5; do
 	port=$((base + try * 2)) tport=$((base + try * 2 + 1))
 	"$bin" --workers 1 --host 127.0.0.1 --port "$port" --https-port "$tport" \
@@ -28,7 +30,7 @@ for try in 1 2 3 4 5; do
 		>"$work/server.log" 2>&1 &
 	pid=$!
 	i=0
-	while [ $i -lt 50 ] && ! grep -q "HTTPS on" "$work/server.log"; do
+	while [ $i -lt 200 ] && ! grep -q "HTTPS on" "$work/server.log"; do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 		i=$((i + 1))
