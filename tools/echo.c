@@ -26,15 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <netinet/in.h>
 
 #include <giong/net.h>
 
 #include "args.h"
 #include "hosts.h"
+#include "stop_signals.h"
 
 struct opts {
 	struct tool_hosts hosts;
@@ -96,37 +93,6 @@ static void tcp_close(void *l)
 }
 
 static const struct tool_sock_ops tcp_ops = {tcp_bind, tcp_local_addr, tcp_close};
-
-/*
- * Is @addr ("host:port") free? The workers' listeners have SO_REUSEPORT, which also lets
- * them join another process's listeners on the port (of the same user) without a word: a
- * second server started by mistake would take half the connections. So, unless
- * --reuse-port asks for exactly that, a bind without SO_REUSEPORT (with SO_REUSEADDR, as
- * the workers', so that old connections in TIME_WAIT do not count) tries it first, as
- * giong-serve does (tools/serve/main.c). Exits 1 with a message when it is taken.
- */
-static void probe_port(const char *addr, bool v6only)
-{
-	struct giong_addr a;
-	int fd, one = 1;
-
-	if (giong_addr_parse(addr, &a) != 0)
-		return; /* a name: the workers' bind says what is wrong with it */
-	fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return; /* no IPv6 here, say: the workers' bind says so */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (v6only)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
-		fprintf(stderr,
-			"echo: %s is in use by another server (--port N for another; "
-			"--reuse-port to share it)\n",
-			addr);
-		exit(1);
-	}
-	close(fd);
-}
 
 static void worker_main(unsigned worker, void *arg)
 {
@@ -192,13 +158,21 @@ int main(int argc, char **argv)
 			usage();
 	}
 	tool_hosts(&o.hosts, host, port);
-	for (unsigned i = 0; !reuse_port && port && i < o.hosts.n; i++)
-		probe_port(o.hosts.addr[i], o.hosts.pair && i == 1);
+	for (unsigned i = 0; !reuse_port && port && i < o.hosts.n; i++) {
+		if (tool_port_taken(o.hosts.addr[i], o.hosts.pair && i == 1)) {
+			fprintf(stderr,
+				"echo: %s is in use by another server (--port N for another; "
+				"--reuse-port to share it)\n",
+				o.hosts.addr[i]);
+			return 1;
+		}
+	}
 	r = giong_runtime_new(&o.cfg, &rt);
 	if (r) {
 		fprintf(stderr, "echo: %s\n", giong_strerror(r));
 		return 1;
 	}
+	tool_block_stop_signals(); /* to the exit: stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, &o);
 	for (unsigned i = 0; stats && r == 0 && i < o.cfg.workers; i++) {
 		struct giong_stats st;

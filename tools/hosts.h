@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
 
 #include <giong/net.h>
 
@@ -115,6 +119,35 @@ static inline void tool_serve_all_socks(void **socks, unsigned n, giong_task_fn 
 	serve(socks[0]);
 	if (t)
 		giong_join(t, NULL);
+}
+
+/*
+ * Does another server listen on @addr ("host:port"; IPv6 alone if @v6only)? The servers'
+ * listeners have SO_REUSEPORT, which also lets them join another process's listeners on
+ * the port (of the same user) without a word: a second server started by mistake would
+ * take half the connections. So, unless their --reuse-port asks for exactly that, a bind
+ * without SO_REUSEPORT (with SO_REUSEADDR, as theirs, so that old connections in TIME_WAIT
+ * do not count) tries the port first. False also when @addr is a name or its family is
+ * missing here: the real bind says what is wrong then. Two servers starting at the same
+ * moment can still both pass.
+ */
+static inline bool tool_port_taken(const char *addr, bool v6only)
+{
+	struct giong_addr a;
+	int fd, one = 1;
+	bool taken;
+
+	if (giong_addr_parse(addr, &a) != 0)
+		return false;
+	fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6only)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	taken = bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE;
+	close(fd);
+	return taken;
 }
 
 #endif /* GIONG_TOOLS_HOSTS_H */

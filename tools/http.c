@@ -50,10 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <netinet/in.h>
 
 #include <giong/http.h>
 #ifdef GIONG_HAVE_TLS
@@ -61,6 +57,8 @@
 #endif
 
 #include "args.h"
+#include "hosts.h"
+#include "stop_signals.h"
 #include "listeners.h"
 #ifdef GIONG_HAVE_TLS
 #include "tls_backends.h"
@@ -243,15 +241,8 @@ static unsigned listen_endpoint(struct opts *o, const struct endpoint *ep, struc
 	return n;
 }
 
-/*
- * Is @ep's port free on the addresses the workers will bind (those of listen_endpoint())?
- * Their listeners have SO_REUSEPORT, which also lets them join another process's listeners
- * on the port (of the same user) without a word: a second server started by mistake would
- * take half the connections. So, unless --reuse-port asks for exactly that, a bind without
- * SO_REUSEPORT (with SO_REUSEADDR, as the workers', so that old connections in TIME_WAIT do
- * not count) tries the port first, as giong-serve does (tools/serve/main.c). Exits 1 with a
- * message when it is taken.
- */
+/* Refuse @ep's port if another server listens on it on the addresses the workers will bind
+ * (those of listen_endpoint()), unless --reuse-port: tool_port_taken() (hosts.h) says why. */
 static void probe_port(const struct opts *o, const struct endpoint *ep)
 {
 	const char *hosts[2] = {"0.0.0.0", "::"};
@@ -262,29 +253,19 @@ static void probe_port(const struct opts *o, const struct endpoint *ep)
 	if (o->host)
 		hosts[0] = o->host, n = 1;
 	for (unsigned i = 0; i < n; i++) {
-		struct giong_addr a;
 		char text[300];
-		int fd, one = 1;
 
 		snprintf(text, sizeof(text),
 			 strchr(hosts[i], ':') && hosts[i][0] != '[' ? "[%s]:%d" : "%s:%d",
 			 hosts[i], ep->port);
-		if (giong_addr_parse(text, &a) != 0)
-			continue; /* a name: the workers' listen says what is wrong with it */
-		fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue; /* no IPv6 here, say */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (n == 2 && i == 1) /* [::] beside 0.0.0.0, as listen_endpoint() binds it */
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
+		/* [::] beside 0.0.0.0 is bound IPv6-only, as listen_endpoint() binds it */
+		if (tool_port_taken(text, n == 2 && i == 1)) {
 			fprintf(stderr,
 				"http: %s port %d on %s is in use by another server (--port N for "
 				"another; --reuse-port to share it)\n",
 				ep->scheme, ep->port, text);
 			exit(1);
 		}
-		close(fd);
 	}
 }
 
@@ -522,6 +503,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "http: %s\n", giong_strerror(r));
 		return 1;
 	}
+	tool_block_stop_signals(); /* to the exit: stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, &o);
 	if (stats && r == 0)
 		print_stats(rt, &o);

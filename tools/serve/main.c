@@ -32,6 +32,7 @@
 #include <giong/http.h>
 
 #include "../args.h"
+#include "../hosts.h"
 #include "../listeners.h"
 #include "../stop_signals.h"
 #include "accesslog.h"
@@ -411,29 +412,18 @@ static void probe_port(int port, const char *scheme)
 	else if (g.bind)
 		hosts[0] = g.bind, n = 1;
 	for (unsigned i = 0; i < n; i++) {
-		struct giong_addr a;
 		char text[300];
-		int fd, one = 1;
+		bool v6 = strchr(hosts[i], ':') != NULL;
 
-		snprintf(text, sizeof(text),
-			 strchr(hosts[i], ':') && hosts[i][0] != '[' ? "[%s]:%d" : "%s:%d",
+		snprintf(text, sizeof(text), v6 && hosts[i][0] != '[' ? "[%s]:%d" : "%s:%d",
 			 hosts[i], port);
-		if (giong_addr_parse(text, &a) != 0)
-			continue; /* a name: the workers' listen says what is wrong with it */
-		fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue; /* no IPv6 here, say */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (a.ss.ss_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 && errno == EADDRINUSE) {
+		if (tool_port_taken(text, v6)) {
 			fprintf(stderr,
 				PROG ": %s port %d on %s is in use by another server (--port N for "
 				     "another; --reuse-port to share it, for a restart)\n",
 				scheme, port, text);
 			exit(1);
 		}
-		close(fd);
 	}
 }
 
