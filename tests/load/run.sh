@@ -66,15 +66,18 @@ clean() {
 clean 1
 clean 8
 
-timeout 20 "$load" "$U/json" -c 2 -d 1 -P 4 -R 400 --json >"$work/out" || fail "a paced -P 4 run exited $?"
+# Paced runs of 2 s: at most the rate's count (and a batch), at least 60 % of it: a stall of
+# the machine near the end (TSan, -j2 beside another test) loses what it was due to send,
+# while an unpaced run would make thousands.
+timeout 20 "$load" "$U/json" -c 2 -d 2 -P 4 -R 400 --json >"$work/out" || fail "a paced -P 4 run exited $?"
 req=$(num requests)
-[ "$req" -ge 300 ] && [ "$req" -le 410 ] || fail "-P 4 -R 400 for 1 s made $req requests"
-echo "ok: -P 4 -R 400 for 1 s: $req requests"
+[ "$req" -ge 480 ] && [ "$req" -le 812 ] || fail "-P 4 -R 400 for 2 s made $req requests"
+echo "ok: -P 4 -R 400 for 2 s: $req requests"
 
-timeout 20 "$load" "$U/json" -c 4 -d 1 -R 200 --json >"$work/out" || fail "a paced run exited $?"
+timeout 20 "$load" "$U/json" -c 4 -d 2 -R 200 --json >"$work/out" || fail "a paced run exited $?"
 req=$(num requests)
-[ "$req" -ge 150 ] && [ "$req" -le 210 ] || fail "-R 200 for 1 s made $req requests"
-echo "ok: -R 200 for 1 s: $req requests"
+[ "$req" -ge 240 ] && [ "$req" -le 410 ] || fail "-R 200 for 2 s made $req requests"
+echo "ok: -R 200 for 2 s: $req requests"
 
 timeout 20 "$load" "$U/nope" -c 2 -d 1 --json >"$work/out" || fail "a 404 run exited $?"
 [ "$(grep -o '"status":[0-9]*' "$work/out" | tail -n 1 | cut -d: -f2)" = "$(num requests)" ] ||
