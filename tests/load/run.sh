@@ -23,11 +23,9 @@ fail() {
 	cat "$work/out" "$work/server.log" 2>/dev/null
 	exit 1
 }
-# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
-# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
-base=$((20000 + ($$ * 131) % 11900))
+. "$(dirname "$0")/../support/ports.sh" # port_base
 for try in 1 2 3 4 5; do
-	port=$((base + try))
+	port=$((port_base + try))
 	"$http" --workers 1 --host 127.0.0.1 --port "$port" >"$work/server.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 200); do # 20 s at most: it stops early if the server died

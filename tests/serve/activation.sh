@@ -25,11 +25,9 @@ fail() {
 	exit 1
 }
 echo activated >"$work/hello.txt"
-# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
-# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
-base=$((20000 + ($$ * 131) % 11900))
+. "$(dirname "$0")/../support/ports.sh" # port_base
 for try in 1 2 3 4 5 6 7 8 9 10; do
-	p1=$((base + try * 2)) p2=$((base + try * 2 + 1))
+	p1=$((port_base + try * 2)) p2=$((port_base + try * 2 + 1))
 	# systemd-socket-activate starts the server at the first connection: curl below.
 	timeout 60 systemd-socket-activate -l 127.0.0.1:$p1 -l 127.0.0.1:$p2 --fdname=http:https \
 		"$bin" "$work" --self-signed --workers 2 --port 1 --grace-ms 1000 \

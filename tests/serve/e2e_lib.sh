@@ -16,9 +16,7 @@ last=      # the last curl reply's ID: $R/ID.h headers, $R/ID.b body
 declare -A spid # server NAME -> its PID
 servers=()                   # the NAMEs started, in order
 nextport=0
-# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps the
-# scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
-port_base=$((20000 + ($$ * 131) % 11900))
+. "$(dirname "$0")/../support/ports.sh" # port_base
 
 begin() {
 	cur=$*

@@ -42,7 +42,7 @@ fresh_pipe() {
 	exec 3<>"$fifo"
 }
 requests=6000       # ~450 KB of lines: more than the pipe and the worker's two buffers
-base=$((20000 + ($$ * 131) % 11900)) # below the ephemeral ports (32768-60999); PIDs apart
+. "$(dirname "$0")/../support/ports.sh" # port_base
 next_port=0
 # start_server OUT APPEND WORKERS [ARGS...] - the server with --log into OUT (opened to
 # append when APPEND is 1, else at its start) on a free port; sets pid and port
@@ -50,7 +50,7 @@ start_server() {
 	local out=$1 append=$2 workers=$3 try
 	shift 3
 	for try in 1 2 3 4 5; do
-		port=$((base + next_port))
+		port=$((port_base + next_port))
 		next_port=$((next_port + 1))
 		if [ "$append" = 1 ]; then exec 5>>"$out"; else exec 5>"$out"; fi
 		"$bin" "$work/root" --port $port --bind 127.0.0.1 --workers "$workers" --log \

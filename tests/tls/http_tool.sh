@@ -20,11 +20,9 @@ fail() {
 	exit 1
 }
 
-# below the ephemeral ports (32768-60999): no client holds them; the PID times 131 keeps
-# the scripts of adjacent PIDs (started together under ctest -j2) 131 ports apart
-base=$((20000 + ($$ * 131) % 11900))
+. "$(dirname "$0")/../support/ports.sh" # port_base
 for try in 1 2 3 4 5; do
-	port=$((base + try * 2)) tport=$((base + try * 2 + 1))
+	port=$((port_base + try * 2)) tport=$((port_base + try * 2 + 1))
 	"$bin" --workers 1 --host 127.0.0.1 --port "$port" --https-port "$tport" \
 		--tls-cert "$certs/server.pem" --tls-key "$certs/server.key" --tls-backend "$backend" \
 		>"$work/server.log" 2>&1 &
