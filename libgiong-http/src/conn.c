@@ -289,9 +289,8 @@ static int answer(struct giong__http_frame *f)
 		c->w->stats.body_too_large++;
 		f->res.close = true;
 		r = giong__http_response_simple(&f->res, 413, NULL, NULL);
-	} else if (h->form == GIONG__HTTP_ASTERISK_FORM) {
-		r = giong__http_options_asterisk(&f->req, &f->res,
-						 srv->router); /* no route names "*" */
+	} else if (h->form == GIONG__HTTP_ASTERISK_FORM) { /* no route can name "*" */
+		r = giong__http_options_asterisk(&f->req, &f->res, srv->router);
 	} else if (r == -ENOENT) {
 		r = giong__http_response_simple(&f->res, 404, NULL, NULL);
 	} else if (r == -EPERM) {
