@@ -17,6 +17,7 @@
 #include <giong/http/status.h>
 
 #include "conn.h"
+#include "options.h"
 
 static intptr_t conn_task(void *arg);
 
@@ -288,6 +289,8 @@ static int answer(struct giong__http_frame *f)
 		c->w->stats.body_too_large++;
 		f->res.close = true;
 		r = giong__http_response_simple(&f->res, 413, NULL, NULL);
+	} else if (h->form == GIONG__HTTP_ASTERISK_FORM) { /* no route can name "*" */
+		r = giong__http_options_asterisk(&f->req, &f->res, srv->router);
 	} else if (r == -ENOENT) {
 		r = giong__http_response_simple(&f->res, 404, NULL, NULL);
 	} else if (r == -EPERM) {

@@ -6,6 +6,7 @@
 
 #include <http_parser.h>
 
+#include "authority.h"
 #include "head.h"
 
 enum scan_state {
@@ -18,7 +19,6 @@ enum scan_state {
 	S_V7 = S_V0 + 7,
 	S_RL_CR, /* after the version: CR */
 	S_RL_LF, /* LF of the request line */
-	S_09_LF, /* "method SP target CR": HTTP/0.9's line, 505 at its LF */
 	/* then the field section's (head.h) */
 	S_LINE = GIONG__HTTP_S_LINE,
 	S_NAME = GIONG__HTTP_S_NAME,
@@ -180,7 +180,7 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 				if (c == ' ')
 					s->state = S_V0;
 				else if (c == '\r')
-					s->state = S_09_LF;
+					return -400; /* no version (HTTP/0.9's form): malformed */
 				else if (!giong__http_is_vchar(c))
 					return -400;
 				break;
@@ -207,11 +207,10 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 			}
 			}
 			break;
-		case S_09_LF:
 		case S_RL_LF:
 			if (c != '\n')
 				return -400;
-			if (s->state == S_09_LF || s->vmajor != 1 || s->vminor > 1)
+			if (s->vmajor != 1 || s->vminor > 1)
 				return -505;
 			if (!method_known((const char *)b + s->rl_start, s->method_len))
 				return -501;
@@ -384,6 +383,9 @@ static int semantics(struct giong__http_head *h)
 	}
 	if ((r = target(h)))
 		return r;
+	if ((host_len && !giong__http_authority_valid(host, host_len)) ||
+	    (h->host && !giong__http_authority_valid(h->host, h->host_len)))
+		return -400; /* RFC 9112 3.2: Host, or the target's authority, not uri-host[:port] */
 	if (fr.unknown_coding)
 		return -501;
 	if (h->form != GIONG__HTTP_ABSOLUTE_FORM && h->form != GIONG__HTTP_AUTHORITY_FORM) {

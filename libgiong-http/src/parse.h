@@ -12,10 +12,11 @@
  *     first byte that shows a refusal, so a prefix of an input gives either "need
  *     more" or the same answer as the whole input.
  *  2. once the empty line is in, the semantic checks on the fields (framing, Host,
- *     Expect, Connection), then http-parser (http_parser_execute, HTTP_REQUEST) over
- *     exactly the head's bytes, whose callbacks must report the same target, the same
- *     fields and the same framing; on_headers_complete returns 1, and the body is never
- *     given to it, so a body is never parsed as a request.
+ *     Expect, Connection; Host's value and a target's authority: authority.h), then
+ *     http-parser (http_parser_execute, HTTP_REQUEST) over exactly the head's bytes,
+ *     whose callbacks must report the same target, the same fields and the same
+ *     framing; on_headers_complete returns 1, and the body is never given to it, so
+ *     a body is never parsed as a request.
  *
  * Every refusal closes the connection after its response (the caller's rule): after
  * a refused head the rest of the buffer is not a request boundary anyone can trust.
@@ -116,8 +117,9 @@ struct giong__http_scan {
  *        length is known to be over), -431 head over lim->head or more than
  *        lim->fields fields, -501 a well-formed method token the parser does not know
  *        or a transfer coding before a final chunked, -505 a version other than HTTP/1.0
- *        and HTTP/1.1 (HTTP/0.9's two-word request line included), -417 an Expect
- *        other than 100-continue; or -EINVAL for NULL buf (with len > 0), h or fields.
+ *        and HTTP/1.1 (HTTP/0.9's two-word request line, with no version at all, is
+ *        -400 at its CR), -417 an Expect other than 100-continue; or -EINVAL for
+ *        NULL buf (with len > 0), h or fields.
  */
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *scan, struct giong__http_head *h,

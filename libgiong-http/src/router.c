@@ -14,6 +14,7 @@
 
 #include <giong/http/router.h>
 
+#include "options.h"
 #include "token.h"
 
 #define PATTERN_MAX 4096
@@ -276,4 +277,27 @@ int giong_http_router_match(const struct giong_http_router *r, const char *metho
 			allow_add(m->allow, sizeof(m->allow), "HEAD");
 	}
 	return path_known ? -EPERM : -ENOENT;
+}
+
+void giong__http_router_methods(const struct giong_http_router *r, char *allow, size_t cap)
+{
+	/* What a route for every method stands for: method.h's methods but CONNECT. */
+	static const char *const any[] = {"GET",    "HEAD",    "POST",  "PUT",
+					  "DELETE", "OPTIONS", "TRACE", "PATCH"};
+
+	if (!allow || !cap)
+		return;
+	allow[0] = '\0';
+	for (unsigned i = 0; r && i < r->n; i++) {
+		const char *m = r->routes[i].method;
+
+		if (!m) {
+			for (size_t k = 0; k < sizeof(any) / sizeof(any[0]); k++)
+				allow_add(allow, cap, any[k]);
+			continue;
+		}
+		allow_add(allow, cap, m);
+		if (!strcmp(m, "GET"))
+			allow_add(allow, cap, "HEAD");
+	}
 }

@@ -346,8 +346,8 @@ static void test_version(void **state)
 	REFUSED(505, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); /* h2's preface on this port */
 	REFUSED(505, "GET / HTTP/0.9\r\n\r\n");
 	REFUSED(505, "GET / HTTP/9.9\r\n\r\n");
-	REFUSED(505, "GET /\r\n");                      /* HTTP/0.9's request line */
-	REFUSED(505, "FOO / HTTP/2.0\r\n\r\n");         /* the version is read first */
+	REFUSED(400, "GET /\r\n");              /* HTTP/0.9's request line: no version, malformed */
+	REFUSED(505, "FOO / HTTP/2.0\r\n\r\n"); /* the version is read first */
 	assert_int_equal(parse("GET / HTTP/1.2\r"), 0); /* decided at the line's end */
 }
 
