@@ -4,7 +4,7 @@
 #   make asan      the same in build-asan/ with ASan+UBSan (Debug)
 #   make tsan      the same in build-tsan/ with TSan (Debug)
 #   make package   the Debian packages, into build/packages/
-#   make format    clang-format -i the C sources and headers (tools/check format checks them)
+#   make format    clang-format -i the C sources and headers (scripts/check format checks them)
 #   make clean     remove the build directories
 # CMAKE_ARGS="-DGIONG_WERROR=ON ..." is passed to every configure; CTEST_ARGS to ctest.
 
@@ -15,8 +15,8 @@ CTEST_ARGS ?=
 JOBS       ?= $(shell nproc)
 ARGS       ?=
 CLANG_FORMAT ?= clang-format
-# The files tools/check format checks (its format_files()): C only, no .S, no C++.
-FORMAT_DIRS = libgiong-*/src libgiong-*/include private tests tools $(wildcard libgiong-*/*/src libgiong-*/*/include)
+# The files scripts/check format checks (its format_files()): C only, no .S, no C++.
+FORMAT_DIRS = libgiong-*/src libgiong-*/include private tests programs examples $(wildcard libgiong-*/*/src libgiong-*/*/include)
 
 MAKEFLAGS += --no-print-directory
 
@@ -25,7 +25,7 @@ MAKEFLAGS += --no-print-directory
 all: build
 
 deps:
-	@tools/install-deps
+	@scripts/install-deps
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
@@ -57,8 +57,8 @@ asan:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug \
 		CMAKE_ARGS='$(CMAKE_ARGS) -DGIONG_SANITIZE=address,undefined'
 
-tsan: # tools/tsan.supp: the uninstrumented TLS libraries' own calls (why: in the file)
-	TSAN_OPTIONS="suppressions=$(CURDIR)/tools/tsan.supp $$TSAN_OPTIONS" \
+tsan: # scripts/tsan.supp: the uninstrumented TLS libraries' own calls (why: in the file)
+	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp $$TSAN_OPTIONS" \
 		$(MAKE) test BUILD=build-tsan BUILD_TYPE=Debug CMAKE_ARGS='$(CMAKE_ARGS) -DGIONG_SANITIZE=thread'
 
 package: build

@@ -79,12 +79,17 @@ foreach(lib IN LISTS GIONG_LIBRARIES)
   set(CPACK_COMPONENT_${U}_DEV_DEPENDS "${dev_depends}")
 endforeach()
 
-# tools/CMakeLists.txt must install its programs with COMPONENT tools.
-if(GIONG_BUILD_TOOLS AND EXISTS "${PROJECT_SOURCE_DIR}/tools/CMakeLists.txt")
+# giong-tools: what giong_program(... INSTALL) installs (cmake/GiongProgram.cmake), the
+# programs users run (programs/: giong-serve, giong-load) and the library examples
+# (examples/: giong-http, giong-echo, giong-udp_echo, giong-cat). The test harnesses
+# (tests/harness/: soak, churn, ring_info) are never installed. The package keeps its name
+# (giong-tools) so that an upgrade replaces the one that held the harnesses too.
+if(GIONG_BUILD_TOOLS)
   list(APPEND CPACK_COMPONENTS_ALL tools)
   set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME giong-tools)
   set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
-  set(CPACK_COMPONENT_TOOLS_DESCRIPTION "giong example programs and tools\n${PROJECT_DESCRIPTION}.")
+  set(CPACK_COMPONENT_TOOLS_DESCRIPTION
+    "giong programs and library examples\ngiong-serve (static files over HTTP and HTTPS), giong-load (HTTP load\ngenerator), and the examples giong-http, giong-echo, giong-udp_echo, giong-cat.\n${PROJECT_DESCRIPTION}.")
   if(BUILD_SHARED_LIBS)
     set(CPACK_COMPONENT_TOOLS_DEPENDS "${GIONG_LIBRARIES}")
   endif()

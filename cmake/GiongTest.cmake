@@ -45,7 +45,7 @@ endfunction()
 #
 # Label the tests faults_exact: each asserts that calls which allocate (or a TLS exchange)
 # succeed, so under a GIONG_FAULTS plan that fails allocations and TLS steps it may fail; it
-# must then fail cleanly (tools/check faults, docs/testing.md). Call it in the directory that
+# must then fail cleanly (scripts/check faults, docs/testing.md). Call it in the directory that
 # added the tests. The label means nothing in other builds.
 function(giong_faults_exact)
   set_property(TEST ${ARGN} APPEND PROPERTY LABELS faults_exact)

@@ -1,6 +1,6 @@
 # CMake toolchain file: giong cross-built for AArch64 Linux with Debian's gcc-aarch64-linux-gnu,
 # its tests run under qemu-user (qemu-user-static), which has no io_uring: only the tests that
-# need no ring can pass there (tools/aarch64-check.sh runs those).
+# need no ring can pass there (scripts/aarch64-check.sh runs those).
 #
 #   cmake -S . -B build-arm64 --toolchain cmake/aarch64-linux-gnu.cmake \
 #     -DGIONG_AARCH64_SYSROOT=/path/to/sysroot -DGIONG_BUILD_NET=OFF ...

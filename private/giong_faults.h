@@ -6,7 +6,7 @@
  * return -EINTR, -EAGAIN or -EBUSY, stream sends and receives come back
  * short, a multishot receive end with -ENOBUFS, and a TLS library step fail.
  * docs/testing.md describes the plan and the check that runs it
- * (tools/check faults).
+ * (scripts/check faults).
  *
  * The plan comes from the environment, read once when libgiong-core is
  * loaded (a bad one is reported on stderr and aborts there, never ignored):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# https_bench.sh: the HTTPS benchmark. giong's example server (tools/http.c) with its two TLS
+# https_bench.sh: the HTTPS benchmark. giong's example server (examples/http.c) with its two TLS
 # backends against nginx with OpenSSL, all serving the same bodies (/json 27 bytes, /users
 # 8,173) with the same ECDSA P-256 certificate (made now with the openssl command) and TLS
 # 1.3 with one cipher suite; each server in turn pinned to one CPU, `wrk -t1` pinned to the

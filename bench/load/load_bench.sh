@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# load_bench.sh: issue 15's benchmark. giong-load (tools/load, `-t 1`) against wrk 4.1
+# load_bench.sh: issue 15's benchmark. giong-load (programs/load, `-t 1`) against wrk 4.1
 # (`-t1`) as the load generator, on the same servers: giong's HTTP example (build/bin/http
 # --workers 1), nginx and h2o (http-peers/, as http_bench.sh runs them), GET /json kept
 # alive. Each server in turn is pinned to one CPU and each load generator to the other, in

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# serve_bench.sh: giong-serve's benchmark. giong-serve (tools/serve, build/bin/serve
+# serve_bench.sh: giong-serve's benchmark. giong-serve (programs/serve, build/bin/serve
 # --workers 1) against nginx (sendfile on, tcp_nopush on, open_file_cache, access_log off)
 # and h2o (file.dir, no access log), all serving one directory: json.json (27 B) and
 # users.json (8,173 B) from http-peers/make_bodies.sh and 1m.bin (1 MiB), kept alive, 50

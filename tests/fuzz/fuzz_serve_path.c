@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_serve_path.c - libFuzzer target: giong-serve's pure parsers (tools/serve/path.c and
+ * fuzz_serve_path.c - libFuzzer target: giong-serve's pure parsers (programs/serve/path.c and
  * cond.c, compiled in), which see the request's bytes before anything else of the server.
  *
  * Input: a mode byte, a parameter byte, then the value. Mode 0: a request target through

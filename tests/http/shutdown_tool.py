@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""shutdown_tool.py HTTP_BIN [N] - graceful shutdown of the example server tools/http under load.
+"""shutdown_tool.py HTTP_BIN [N] - graceful shutdown of the example server examples/http under load.
 
 First, without --host, the server must listen on IPv4 and IPv6 both: GET /health answered
 on 127.0.0.1 and on [::1] (the IPv6 half skipped, said, on a machine without IPv6).
@@ -39,7 +39,7 @@ port_next = (os.getpid() * 131) % PORT_SPAN
 
 def bind_free(family, addr, port):
     """Can @addr:@port be bound (no SO_REUSEPORT: a listener of another server there, which
-    tools/http would refuse, counts; IPv6 only, as tools/http binds [::] beside 0.0.0.0)?"""
+    examples/http would refuse, counts; IPv6 only, as examples/http binds [::] beside 0.0.0.0)?"""
     s = socket.socket(family, socket.SOCK_STREAM)
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -84,7 +84,7 @@ def fdcount(pid):
 
 
 def start(grace_ms, host=("--host", "127.0.0.1")):
-    # A port taken between our test and its bind ("in use by another server": tools/http
+    # A port taken between our test and its bind ("in use by another server": examples/http
     # refuses a port another server holds) is tried again; any other failure to start fails.
     for _ in range(5):
         port = free_port()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# run.sh LOAD_BIN HTTP_BIN - giong-load end to end against giong's HTTP example (tools/http):
+# run.sh LOAD_BIN HTTP_BIN - giong-load end to end against giong's HTTP example (examples/http):
 # a 1 s run whose JSON report counts only 200s, as many as requests, no error, a latency for
 # each, the right bytes (27 per /json response); the same with -P 8 (8 requests a write, their
 # responses read in order, each batch counted whole: a multiple of 8 requests) and a paced

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# echo_tools.sh ECHO_BIN UDP_ECHO_BIN - the example servers tools/echo.c and tools/udp_echo.c
+# echo_tools.sh ECHO_BIN UDP_ECHO_BIN - the example servers examples/echo.c and examples/udp_echo.c
 # end to end, through bash's /dev/tcp and /dev/udp (no other client needed):
-#  - by default each answers on 127.0.0.1 and on [::1] (tools/hosts.h), and says both in its
+#  - by default each answers on 127.0.0.1 and on [::1] (programs/hosts.h), and says both in its
 #    start-up line; on a host without IPv6 loopback, on 127.0.0.1 and says "IPv4 only";
 #  - --host 127.0.0.1 answers there and not on [::1]; --host ::1 the other way round;
 #  - SIGINT stops each with exit status 0.

@@ -6,11 +6,11 @@
 # LISTEN_FDS with the names "http" and "https"; giong-serve must serve HTTP on the first and
 # HTTPS (--self-signed) on the second, ignore --port, and stop cleanly on SIGTERM. Fails
 # when systemd-socket-activate (Debian's systemd package) or curl is missing: both are
-# installed by tools/install-deps. Every wait is bounded; processes are stopped by PID.
+# installed by scripts/install-deps. Every wait is bounded; processes are stopped by PID.
 set -u
 bin=$1
 for c in curl systemd-socket-activate; do
-	command -v $c >/dev/null || { echo "FAIL: $c is not installed (tools/install-deps)"; exit 1; }
+	command -v $c >/dev/null || { echo "FAIL: $c is not installed (scripts/install-deps)"; exit 1; }
 done
 work=$(mktemp -d)
 pid=

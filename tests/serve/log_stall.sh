@@ -12,7 +12,7 @@
 # Every wait is bounded; the server is stopped by its PID.
 set -u
 bin=$1 load=${2:-}
-command -v curl >/dev/null || { echo "FAIL: curl is not installed (tools/install-deps)"; exit 1; }
+command -v curl >/dev/null || { echo "FAIL: curl is not installed (scripts/install-deps)"; exit 1; }
 work=$(mktemp -d)
 pid= reader=
 cleanup() {

@@ -47,7 +47,7 @@
 #ifdef GIONG_COVERAGE
 /* gcov writes each library's counters from its destructor at exit(), which
  * _exit() skips: what a forked child ran of the libraries would be missing
- * from the coverage figures (tools/check coverage). In coverage builds only,
+ * from the coverage figures (scripts/check coverage). In coverage builds only,
  * a test's child exits through exit(), and stdio is flushed before a fork so
  * that the child's exit() does not write the parent's buffered output again. */
 #define _exit(code) exit(code)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# http_tool.sh HTTP_BIN CERTS BACKEND - the example server tools/http serves HTTPS that curl
+# http_tool.sh HTTP_BIN CERTS BACKEND - the example server examples/http serves HTTPS that curl
 # accepts with --cacert: GET /json and /users, POST /echo of 200 KB byte-exact, TLS 1.2 and
 # 1.3, HTTP on the other port at the same time, then SIGTERM stops it cleanly. The ports are
 # tried from a pseudo-random start until the server can listen (at most 5 tries, 20 s each). Skips (77)
@@ -42,7 +42,7 @@ done
 
 url=https://localhost:$tport
 # The name the certificate carries, on the address the server listens on: "localhost" is
-# ::1 first, where another test's server (tools/http listens on both by default) may hold
+# ::1 first, where another test's server (examples/http listens on both by default) may hold
 # this port and answer plain HTTP (curl's "wrong version number", seen once under -j2).
 pin="--resolve localhost:$tport:127.0.0.1"
 c="curl -sS --max-time 10 $pin --cacert $certs/ca.pem"
@@ -70,4 +70,4 @@ wait "$pid"
 st=$?
 pid=
 [ $st -eq 0 ] || fail "the server exited with $st"
-echo "ok: tools/http over HTTPS with $backend (ports $port, $tport)"
+echo "ok: examples/http over HTTPS with $backend (ports $port, $tport)"

@@ -21,7 +21,7 @@
  * GIONG_ETLS* code or the error a broken peer gives (-EPIPE,
  * -ECONNRESET), a failed connect leaves words for giong_tls_last_error(NULL),
  * nothing crashes, no descriptor is left open (and, in the
- * ASan build tools/check faults uses, nothing leaks). Then, with no fault,
+ * ASan build scripts/check faults uses, nothing leaks). Then, with no fault,
  * the same two configurations must serve the whole scenario: a failure
  * that was the allocator's or the library's passing trouble must not stay
  * in a configuration for good. (A library call that refuses a setting,

@@ -47,7 +47,7 @@ struct giong_config {
 	 * thread's mask before it returns, so one arriving after (timeout(1) and
 	 * systemd send a SIGTERM to the process and one to its group) takes its
 	 * default action: a program that must exit cleanly after the run blocks
-	 * both itself before calling it (the programs under tools/ do). */
+	 * both itself before calling it (programs/ and examples/ do). */
 	bool shutdown_on_signals;
 	uint32_t shutdown_grace_ms;     /* time fibers get to finish after shutdown; default 5000
 				      * (the least is 1: cancel almost at once) */

@@ -3,9 +3,9 @@
  * ring_info - what giong gets from this kernel: its release, the ring tier a
  * worker is set up with (GIONG_RING_TIER may force one), the io_uring
  * features the kernel reports, and which of the operations giong uses it
- * supports. tools/kernel-vm.sh prints it for each guest kernel.
+ * supports. scripts/kernel-vm.sh prints it for each guest kernel.
  *
- *   giong-ring_info [--ops [DIR]]
+ *   ring_info [--ops [DIR]]        (build/bin/ring_info; never installed)
  *
  * With --ops, also which operations the kernel runs inline and which it
  * hands to its worker threads, on a file in DIR (default $TMPDIR or /tmp:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * http.c - soak --http: the example server tools/http in a process of its
+ * http.c - soak --http: the example server examples/http in a process of its
  * own, and client tasks that talk HTTP (or HTTPS) to it; main.c describes
  * the steps.
  *
@@ -233,7 +233,7 @@ void http_server_cleanup(struct soak_server *srv, bool failed)
 #ifdef GIONG_HAVE_TLS
 #include <giong/tls.h>
 
-#include "../tls_backends.h"
+#include "tls_backends.h" /* programs/tls_backends.h */
 #endif
 
 /* What a check returns for wrong bytes (counted as a mismatch already):
@@ -244,7 +244,7 @@ void http_server_cleanup(struct soak_server *srv, bool failed)
 #define BURST_BODIES (48u * 1024u) /* body bytes of one pipelined burst */
 
 static const char JSON[] = "{\"message\":\"Hello, World!\"}";
-#define USERS_LEN 8173 /* GET /users: tools/http.c's 144 users */
+#define USERS_LEN 8173 /* GET /users: examples/http.c's 144 users */
 
 static struct giong_http_client *steady_cli, *chaos_cli;
 static void *tls_cfg; /* struct giong_tls_config * with TLS */
@@ -782,7 +782,7 @@ static int raw_head(struct raw *w, struct raw_resp *rs)
 		if (field_is(l, ln, "content-length:"))
 			rs->clen = strtoll(l + 15, NULL, 10);
 		else if (field_is(l, ln, "transfer-encoding:"))
-			return -EBADMSG; /* tools/http sends sized bodies only */
+			return -EBADMSG; /* examples/http sends sized bodies only */
 		else if (field_is(l, ln, "connection:") && memmem(l, ln, "close", 5))
 			rs->close = true;
 		l = next;

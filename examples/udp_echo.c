@@ -10,7 +10,7 @@
  *
  * By default it binds 127.0.0.1 and [::1] (IPv4 and IPv6 loopback; the IPv6
  * one left out on a host without IPv6); --host 0.0.0.0 (or ::) binds every
- * address of both families, any other --host that one alone (tools/hosts.h).
+ * address of both families, any other --host that one alone (programs/hosts.h).
  *
  * Try it: `socat - UDP:127.0.0.1:7001` or `socat - UDP6:[::1]:7001`, type a
  * line, see it back (each line is one datagram).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * args.h - strict number arguments for the programs under tools/: "abc",
+ * args.h - strict number arguments for programs/, examples/ and tests/harness/: "abc",
  * "12x", "-1" or a value out of range is refused with a message naming the
  * option, not read as 0 (which would, say, make --port pick a random port).
  */

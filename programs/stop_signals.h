@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stop_signals.h - the programs under tools/ that stop on SIGINT or SIGTERM
+ * stop_signals.h - the programs (programs/, examples/) that stop on SIGINT or SIGTERM
  * (giong_config.shutdown_on_signals) keep both blocked from before their run to
  * their exit.
  *

@@ -4,7 +4,7 @@
 # loadcheck.sh - the load check of the echo example (build/bin/echo), or with --http of the
 # HTTP example (build/bin/http), loopback only.
 #
-#   tools/loadcheck.sh [--http]   (environment: BIN, PORT, HOLD, TOTAL, KILLS,
+#   scripts/loadcheck.sh [--http]   (environment: BIN, PORT, HOLD, TOTAL, KILLS,
 #                                  CONCURRENT, SOURCES, LOAD_SECONDS, RSS_SLACK_MIB)
 #
 #  1. raises the soft descriptor limit to the hard one (ulimit -n; the
@@ -41,7 +41,7 @@ MODE=echo
 case "${1:-}" in
 --http) MODE=http ;;
 "") ;;
-*) echo "usage: tools/loadcheck.sh [--http]" >&2; exit 2 ;;
+*) echo "usage: scripts/loadcheck.sh [--http]" >&2; exit 2 ;;
 esac
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * listeners.h - the HTTP programs under tools/ (http, serve): one worker serving several
+ * listeners.h - the HTTP programs (examples/http, programs/serve): one worker serving several
  * listeners (IPv4 and IPv6, HTTP and HTTPS), each from a task of its own but the last, which
  * the worker's main task serves: a worker whose main task returns is given the grace period
  * and stopped, so the main task must be the one that lasts until shutdown.

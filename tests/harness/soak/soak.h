@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * soak.h - what the parts of tools/soak share: options, counters, the byte
+ * soak.h - what the parts of tests/harness/soak share: options, counters, the byte
  * pattern every message carries, and a client connection's bookkeeping.
  * main.c describes the program.
  */
@@ -36,7 +36,7 @@ struct soak_opts {
 	bool no_trim;    /* --no-trim: sample VmRSS without malloc_trim(0) first */
 	struct giong_addr addr;
 	char addr_text[128];
-	/* --http: the clients talk HTTP to the example server tools/http, which
+	/* --http: the clients talk HTTP to the example server examples/http, which
 	 * the soak starts (http.c) */
 	bool http;
 	const char *tls;         /* --tls wolfssl|openssl: HTTPS; NULL: plain HTTP */
@@ -214,7 +214,7 @@ struct soak_server {
 /* Its temporary directory, and the certificates when --tls has no --certs.
  * 0, or -1 (said). */
 int http_server_prepare(struct soak_server *srv);
-/* Start tools/http as @opt asks, wait until it listens. 0, or -1 (said). */
+/* Start examples/http as @opt asks, wait until it listens. 0, or -1 (said). */
 int http_server_start(struct soak_server *srv);
 /* SIGTERM, wait (bounded); the exit status (0 clean), -1 after a kill. */
 int http_server_stop(struct soak_server *srv);

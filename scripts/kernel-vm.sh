@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tools/kernel-vm.sh [CTEST ARGS...] - run a build tree's tests in a QEMU guest booted on
-# Debian 12's own kernel (6.1), the kernel most Debian 12 users run. tools/check kernel runs it.
+# scripts/kernel-vm.sh [CTEST ARGS...] - run a build tree's tests in a QEMU guest booted on
+# Debian 12's own kernel (6.1), the kernel most Debian 12 users run. scripts/check kernel runs it.
 #
 # Nothing is installed on the host: the kernel package is fetched with apt-get download and
 # unpacked into $GIONG_VM_DIR (build-kernel/). The guest's userland is the host's own / shared
@@ -43,7 +43,7 @@ cannot() {
 }
 
 for tool in qemu-system-x86_64 cpio xz dpkg-deb mkfs.ext4 timeout; do
-	command -v "$tool" >/dev/null || cannot "$tool is missing (tools/install-deps installs it)"
+	command -v "$tool" >/dev/null || cannot "$tool is missing (scripts/install-deps installs it)"
 done
 busybox=$(command -v busybox || true)
 [ -n "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
@@ -163,7 +163,7 @@ mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$disk"
 job=$vmdir/job.sh
 {
 	echo '#!/bin/bash'
-	echo "# written by tools/kernel-vm.sh: what the guest runs, in a chroot of the host's /"
+	echo "# written by scripts/kernel-vm.sh: what the guest runs, in a chroot of the host's /"
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp'
 	echo '# the guest'"'"'s writable disk (its /var/tmp is the host'"'"'s, read-only)'
 	echo 'export TMPDIR=/tmp'

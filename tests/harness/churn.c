@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * churn - a TCP connection load client for echo servers, and with --http for
- * the example HTTP server (tools/loadcheck.sh). Plain non-blocking sockets and
+ * the example HTTP server (scripts/loadcheck.sh). Plain non-blocking sockets and
  * epoll, one epoll per thread; it does not use giong, so that it tests the
  * server and nothing else.
  *

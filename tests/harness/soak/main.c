@@ -65,8 +65,8 @@
  * every N echoes it reads with giong_stream_read: a self-test showing that
  * the checks catch corruption (the run must then FAIL).
  *
- * --http: the example server tools/http (build/bin/http beside this program,
- * giong-http beside giong-soak, or --http-bin) is started as a process of
+ * --http: the example server examples/http (build/bin/http beside this program,
+ * or --http-bin) is started as a process of
  * its own on 127.0.0.1 with --server-workers (default --workers) workers;
  * with --tls wolfssl|openssl it
  * serves HTTPS with that backend on a second port and the clients use that
@@ -126,7 +126,7 @@
 #endif
 
 #include "soak.h"
-#include "../args.h"
+#include "args.h" /* programs/args.h */
 
 struct soak_opts opt = {.seconds = 60, .connections = 128, .workers = 2, .seed = 1};
 struct soak_counters ctr;
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	if (opt.http && !opt.server_workers)
 		opt.server_workers = opt.workers;
 	if (opt.http && !opt.http_bin) {
-		/* tools/http beside this program: build/bin/http, or giong-http */
+		/* examples/http beside this program: build/bin/http (soak is never installed) */
 		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 8);
 		char *slash;
 
@@ -483,8 +483,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "soak: where is the http program? (--http-bin)\n");
 			return 2;
 		}
-		/* installed, they are giong-soak and giong-http */
-		strcpy(slash + 1, strncmp(slash + 1, "giong-", 6) ? "http" : "giong-http");
+		strcpy(slash + 1, "http");
 		opt.http_bin = self_dir;
 	}
 	if (!opt.external) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ring_info.h - the parts of tools/ring_info. */
+/* ring_info.h - the parts of tests/harness/ring_info. */
 #ifndef GIONG_TOOLS_RING_INFO_H
 #define GIONG_TOOLS_RING_INFO_H
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hosts.h - the addresses the servers under tools/ (echo, udp_echo) bind, from their --host:
+ * hosts.h - the addresses the example servers (examples/echo.c, udp_echo.c) bind, from their --host:
  * by default the loopback addresses of both families, 127.0.0.1 and [::1], so that a test
  * server is never on the network by surprise and answers "localhost" whichever family the
  * client tries first; 0.0.0.0, :: or * for every address of both families (0.0.0.0 and [::],
  * the IPv6 socket IPv6-only so that the two do not overlap); any other address alone. As
- * giong-serve's --bind does (tools/serve/main.c). Then the binding of those addresses on a
+ * giong-serve's --bind does (programs/serve/main.c). Then the binding of those addresses on a
  * worker, and the serving of what was bound, for a listener or a UDP socket alike.
  */
 #ifndef GIONG_TOOLS_HOSTS_H

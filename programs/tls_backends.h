@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tls_backends.h - the programs under tools/ (http, serve, load): the TLS backends this
+ * tls_backends.h - the programs with TLS (examples/http, programs/serve, programs/load): the TLS backends this
  * build has, by the names --tls-backend takes. Each program is built with
  * GIONG_HAVE_TLS_WOLFSSL / GIONG_HAVE_TLS_OPENSSL for the backends it links.
  */

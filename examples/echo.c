@@ -10,7 +10,7 @@
  * By default it listens on 127.0.0.1 and [::1] (IPv4 and IPv6 loopback; the
  * IPv6 one left out on a host without IPv6); --host 0.0.0.0 (or ::) listens
  * on every address of both families, any other --host on that one alone
- * (tools/hosts.h).
+ * (programs/hosts.h).
  *
  * A port another server listens on already is refused ("in use by another server",
  * exit 1) unless --reuse-port asks to share it: the listeners' SO_REUSEPORT would

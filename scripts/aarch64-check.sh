@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tools/aarch64-check.sh - the AArch64 fiber switch, cross-built and run under qemu-user
-# (tools/check aarch64).
+# scripts/aarch64-check.sh - the AArch64 fiber switch, cross-built and run under qemu-user
+# (scripts/check aarch64).
 #
 # libgiong-core and its tests are cross-built by the project's CMake with
 # cmake/aarch64-linux-gnu.cmake (Debian's gcc-aarch64-linux-gnu, warnings as errors) against
 # Debian's arm64 liburing and libcmocka (their .debs unpacked into $B/sysroot: nothing arm64 is
 # installed), and run under qemu-aarch64-static. qemu-user has no io_uring, so the tests that
-# need a ring skip (exit 77: the ring runs on x86-64 and in tools/check kernel); those that
+# need a ring skip (exit 77: the ring runs on x86-64 and in scripts/check kernel); those that
 # need none must pass: core.context, core.stack_overflow, core.timer_wheel, core.error, and
 # the build.* hygiene tests (on the arm64 objects). Twice:
 #
