@@ -54,12 +54,15 @@ int giong__ring_tier_from_env(void)
 	return -EINVAL;
 }
 
-/* Map a set-up error to the code users see. */
+/* Map a set-up error to the code users see. A seccomp filter chooses its
+ * errno: Docker's default answers EPERM, other profiles EOPNOTSUPP (ENOTSUP,
+ * the same number on Linux), and io_uring_setup itself never returns that. */
 static int ring_setup_error(int err)
 {
 	switch (err) {
 	case -EPERM:
 	case -EACCES:
+	case -EOPNOTSUPP:
 		return GIONG_EURING_DISABLED;
 	case -ENOSYS:
 		return GIONG_ENOURING;
@@ -115,7 +118,7 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 			r->taskrun_flag = r->ring.flags & IORING_SETUP_TASKRUN_FLAG;
 			break;
 		}
-		/* EPERM/ENOSYS/ENOMEM will not change with other flags. */
+		/* EPERM/EOPNOTSUPP/ENOSYS/ENOMEM will not change with other flags. */
 		if (ret != -EINVAL || tier)
 			return ring_setup_error(ret);
 	}

@@ -8,6 +8,7 @@
  *               [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME] [--tls-ciphers L]
  *               [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]
  *               [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]
+ *               [--reuse-port] [--proxy-protocol]
  *
  * docs/serve.md says what each does; `giong-serve --help` lists them. This file is the
  * program's frame: arguments, the document root, TLS, listeners (bound here, or handed in
@@ -74,7 +75,7 @@ static void usage(int status)
 		"       [--tls-ciphers LIST]\n"
 		"       [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]\n"
 		"       [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]\n"
-		"       [--reuse-port]\n"
+		"       [--reuse-port] [--proxy-protocol]\n"
 		"\n"
 		"Serves the files under DIR (default: the current directory) over HTTP on --port\n"
 		"(8080) and, with a certificate, HTTPS on --https-port (8443), on 127.0.0.1 and\n"
@@ -93,8 +94,14 @@ static void usage(int status)
 		"  --grace-ms N         time requests in progress get at Ctrl-C or SIGTERM (5000)\n"
 		"  --reuse-port         share the ports with a server running on them already: the\n"
 		"                       new one of a restart (then SIGTERM the old one)\n"
+		"  --proxy-protocol     every connection starts with a PROXY header (v1 or v2, as\n"
+		"                       HAProxy's send-proxy and send-proxy-v2 send it, before any\n"
+		"                       TLS), whose client is the one logged; a connection without\n"
+		"                       one gets 400. Only behind a balancer that always sends it:\n"
+		"                       anyone else could claim any address\n"
 		"Under systemd, listeners handed in by socket activation (LISTEN_FDS) are used in\n"
-		"place of --port and --bind; one named \"https\" (FileDescriptorName=) serves HTTPS.\n",
+		"place of --port and --bind; one named \"https\" (FileDescriptorName=) serves HTTPS.\n"
+		"--proxy-protocol holds for them too.\n",
 		serve_tls_backends(), serve_tls_default_backend());
 	exit(status);
 }
@@ -472,6 +479,8 @@ int main(int argc, char **argv)
 			tls.self_signed = true;
 		else if (!strcmp(a, "--reuse-port"))
 			g.reuse_port = true;
+		else if (!strcmp(a, "--proxy-protocol"))
+			so.proxy_protocol = true; /* HTTP's and HTTPS's, listened or inherited */
 		else if (a[0] != '-' && !have_dir)
 			dir = a, have_dir = true;
 		else if (a[0] != '-' || i + 1 >= argc)

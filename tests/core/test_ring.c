@@ -3,15 +3,12 @@
  * test_ring.c - the ring driver: tiers, one enter per tick, a full SQ, CQ
  * overflow, and a clear error when io_uring is blocked.
  */
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <liburing.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "giong_test.h"
+#include "uring_block.h"
 
 struct nop_run {
 	unsigned n;
@@ -126,19 +123,11 @@ static void test_bad_config(void **state)
  * what giong_runtime_new says. */
 static void blocked_child(int err, int fd)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
 	struct giong_runtime *rt;
 	char msg[512];
 	int ret, n;
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+	if (gt_block_uring_setup(err))
 		_exit(GT_SKIP);
 	ret = giong_runtime_new(NULL, &rt);
 	n = snprintf(msg, sizeof(msg), "%d %s", ret, giong_strerror(ret));
@@ -182,6 +171,7 @@ static void test_blocked_uring_says_why(void **state)
 	(void)state;
 	check_blocked(EPERM, GIONG_EURING_DISABLED, "seccomp");
 	check_blocked(EPERM, GIONG_EURING_DISABLED, "kernel.io_uring_disabled");
+	check_blocked(EOPNOTSUPP, GIONG_EURING_DISABLED, "seccomp"); /* other profiles' */
 	check_blocked(ENOSYS, GIONG_ENOURING, "Linux 6.0");
 }
 

@@ -7,12 +7,15 @@
 # HTTPS (--self-signed) on the second, ignore --port, and stop cleanly on SIGTERM. Fails
 # when systemd-socket-activate (Debian's systemd package) or curl is missing: both are
 # installed by scripts/install-deps. Every wait is bounded; processes are stopped by PID.
+# shellcheck disable=SC1091,SC2034,SC2154 # bin, R, spid and aport: e2e_lib.sh's
 set -u
 bin=$1
 for c in curl systemd-socket-activate; do
 	command -v $c >/dev/null || { echo "FAIL: $c is not installed (scripts/install-deps)"; exit 1; }
 done
 work=$(mktemp -d)
+R=$work
+. "$(dirname "$0")/e2e_lib.sh" # activate
 pid=
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
@@ -25,25 +28,10 @@ fail() {
 	exit 1
 }
 echo activated >"$work/hello.txt"
-. "$(dirname "$0")/../support/ports.sh" # port_base
-for try in 1 2 3 4 5 6 7 8 9 10; do
-	p1=$((port_base + try * 2)) p2=$((port_base + try * 2 + 1))
-	# systemd-socket-activate starts the server at the first connection: curl below.
-	timeout 60 systemd-socket-activate -l 127.0.0.1:$p1 -l 127.0.0.1:$p2 --fdname=http:https \
-		"$bin" "$work" --self-signed --workers 2 --port 1 --grace-ms 1000 \
-		>"$work/server.err" 2>&1 &
-	pid=$!
-	for _ in $(seq 30); do
-		grep -q "Listening on 127.0.0.1:$p2" "$work/server.err" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q "Listening on 127.0.0.1:$p2" "$work/server.err" && break
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	pid=
-done
-[ -n "$pid" ] || fail "systemd-socket-activate could not listen"
+# systemd-socket-activate starts the server at the first connection: curl below.
+activate server 2 http:https "$work" --self-signed --workers 2 --port 1 --grace-ms 1000 ||
+	fail "systemd-socket-activate could not listen"
+pid=${spid[server]} p1=$aport p2=$((aport + 1))
 got=$(curl -sS --max-time 10 "http://127.0.0.1:$p1/hello.txt") || fail "HTTP on the first socket"
 [ "$got" = activated ] || fail "HTTP answered '$got'"
 grep -q "HTTP and HTTPS listeners from systemd" "$work/server.err" ||

@@ -229,6 +229,42 @@ start() {
 	return 1
 }
 
+# activate NAME N FDNAMES ARGS... - "$bin" ARGS under systemd-socket-activate (what systemd
+# does for a .socket unit): N listeners on consecutive ports of 127.0.0.1 from the
+# pseudo-random base, handed in (LISTEN_FDS) with the names FDNAMES (colon-separated); the
+# ports tried 10 times. The program starts at the first connection. Sets aport (the first
+# port) and spid[NAME] (timeout's PID, the server its child: stop NAME works); the output
+# in $work/NAME.out and NAME.err. Returns 1 when it could not listen.
+activate() {
+	local name=$1 n=$2 names=$3 try k pid last
+	local ls=()
+	shift 3
+	servers+=("$name")
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		aport=$((port_base + nextport)) last=$((port_base + nextport + n - 1))
+		nextport=$((nextport + n))
+		ls=()
+		for ((k = aport; k <= last; k++)); do
+			ls+=(-l "127.0.0.1:$k")
+		done
+		timeout 60 systemd-socket-activate "${ls[@]}" --fdname="$names" "$bin" "$@" \
+			>"$work/$name.out" 2>"$work/$name.err" &
+		pid=$!
+		for _ in $(seq 30); do
+			grep -q "Listening on 127.0.0.1:$last" "$work/$name.err" && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if grep -q "Listening on 127.0.0.1:$last" "$work/$name.err"; then
+			spid[$name]=$pid
+			return 0
+		fi
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	return 1
+}
+
 # stop NAME [GRACE_S] - SIGTERM to server NAME; sets stop_status (its exit status, or
 # "still running") and stop_ms (how long it took).
 stop() {
