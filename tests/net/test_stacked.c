@@ -858,7 +858,7 @@ static void test_heap_recvbufs(void **state)
 
 /* ------------------------------------------ (f) questions down the stack */
 
-#define Q_OWN 0x7001 /* a question of this test's own: only tap knows it */
+#define Q_OWN (GIONG_STREAM_QUERY_USER + 1) /* this test's own: only tap knows it */
 
 /* tap: passes bytes through unchanged and says so (GIONG_STREAM_QUERY_LOWER
  * for the splice question); answers ALPN itself when given a protocol, as

@@ -118,6 +118,9 @@ enum {
 	 * stream that answered until it is closed (giong_stream_alpn()).
 	 * -ENOENT when none was agreed. */
 	GIONG_STREAM_QUERY_ALPN = 3,
+	/* From here up, questions of a program's own streams: giong never
+	 * uses these numbers (a silent stream passes them down). */
+	GIONG_STREAM_QUERY_USER = 0x10000,
 };
 
 /* What a table's query returns to hand the question to s->lower on purpose
@@ -299,8 +302,8 @@ GIONG_API int giong_stream_on_readable(struct giong_stream *s, giong_stream_read
 				       void *ctx);
 
 /*
- * giong_stream_query() - ask @s question @what (GIONG_STREAM_QUERY_*, or a
- * number a program's own streams agree on): @s answers if it knows, else the
+ * giong_stream_query() - ask @s question @what (GIONG_STREAM_QUERY_*, or
+ * from GIONG_STREAM_QUERY_USER up, a program's own): @s answers if it knows, else the
  * question goes down the stack (s->lower, and so on) to the first stream
  * that does (see giong_stream_ops.query for how each answers). The answer
  * goes to *@out, whose type the question names (@len: the length, for
