@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -150,17 +149,6 @@ static int by_reads(struct giong__http_frame *f, int fd, uint64_t off, uint64_t 
 	return r;
 }
 
-/* Whether @s is a socket stream itself (not TLS over one): then the bytes
- * may go to its descriptor as they are. */
-static int plain_socket(const struct giong_stream *s)
-{
-	const char *kind = giong_stream_kind(s);
-
-	if (s->lower || (strcmp(kind, "tcp") && strcmp(kind, "unix")))
-		return -1;
-	return giong_stream_fd(s);
-}
-
 int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_t len)
 {
 	struct giong__http_out *o;
@@ -190,7 +178,8 @@ int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_
 		}
 		return 0;
 	}
-	sock = plain_socket(f->c->s);
+	/* The socket, if the stream's bytes reach it as they are (not TLS). */
+	sock = giong_stream_splice_fd(f->c->s);
 	/* What is queued goes first, then the file's bytes. */
 	if ((r = giong__http_frame_write(f, NULL, 0)))
 		return r;

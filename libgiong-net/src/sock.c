@@ -438,6 +438,28 @@ static int sock_fd(const struct giong_stream *st)
 	return r ? r : s->rxq.fd;
 }
 
+/* A socket stream is the bottom of its stack and answers giong's questions
+ * itself: bytes written reach its descriptor as they are, and nothing is
+ * negotiated on it. */
+static int sock_query(const struct giong_stream *st, int what, void *out, size_t *len)
+{
+	int fd = sock_fd(st); /* off the owner: nothing answered, as for fd */
+
+	(void)len;
+	if (fd < 0)
+		return fd;
+	switch (what) {
+	case GIONG_STREAM_QUERY_SOCKET:
+	case GIONG_STREAM_QUERY_SPLICE_FD:
+		*(int *)out = fd;
+		return 0;
+	case GIONG_STREAM_QUERY_ALPN:
+		return -ENOENT;
+	default:
+		return -ENOTSUP;
+	}
+}
+
 const struct giong_stream_ops giong__net_tcp_ops = {
 	.name = "tcp",
 	.recv = sock_recv,
@@ -446,8 +468,8 @@ const struct giong_stream_ops giong__net_tcp_ops = {
 	.shutdown = sock_shutdown,
 	.close = sock_close,
 	.set_on_readable = sock_on_readable,
-	.fd = sock_fd,
 	.send_start = sock_send_start,
+	.query = sock_query,
 };
 
 const struct giong_stream_ops giong__net_unix_ops = {
@@ -458,8 +480,8 @@ const struct giong_stream_ops giong__net_unix_ops = {
 	.shutdown = sock_shutdown,
 	.close = sock_close,
 	.set_on_readable = sock_on_readable,
-	.fd = sock_fd,
 	.send_start = sock_send_start,
+	.query = sock_query,
 };
 
 int giong__net_sock_connect(int family, const struct sockaddr *sa, socklen_t len,

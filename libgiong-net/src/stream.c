@@ -2,7 +2,7 @@
 /*
  * stream.c - giong_stream_*(): argument checks, then the stream's table;
  * for stacked streams (see Stacking in stream.h) the close of the whole
- * stack and the questions that go down it.
+ * stack and the questions that go down it (giong_stream_query()).
  */
 #include <errno.h>
 #include <limits.h>
@@ -162,24 +162,80 @@ int giong_stream_on_readable(struct giong_stream *s, giong_stream_readable_fn fn
 	return s->ops->set_on_readable(s, fn, ctx);
 }
 
-int giong_stream_fd(const struct giong_stream *s)
+/* One stream's own answer to @what: 0, GIONG_STREAM_QUERY_LOWER, -ENOTSUP
+ * (not known here), -ENOENT or another error. A table older than query may
+ * still answer the socket question through its fd. */
+static int ask(const struct giong_stream *s, int what, void *out, size_t *len)
 {
-	if (!s)
+	int r = s->ops->query ? s->ops->query(s, what, out, len) : -ENOTSUP;
+
+	if (r == -ENOTSUP && what == GIONG_STREAM_QUERY_SOCKET && s->ops->fd) {
+		int fd = s->ops->fd(s);
+
+		if (fd < 0)
+			return fd;
+		*(int *)out = fd;
+		return 0;
+	}
+	/* A positive return this version does not know is a table's bug:
+	 * taken as "not known here", the answer that claims the least. */
+	return r > 0 && r != GIONG_STREAM_QUERY_LOWER ? -ENOTSUP : r;
+}
+
+int giong_stream_query(const struct giong_stream *s, int what, void *out, size_t *len)
+{
+	if (!s || !out || what <= 0 || (what == GIONG_STREAM_QUERY_ALPN && !len))
 		return -EINVAL;
 	/* Down the stack to the first stream that answers. */
 	for (unsigned depth = 0; s; depth++, s = s->lower) {
+		int r;
+
 		if (depth == GIONG_STREAM_MAX_DEPTH)
 			return -ELOOP;
 		if (!s->ops)
 			return -EINVAL;
-		if (s->ops->fd) {
-			int fd = s->ops->fd(s);
-
-			if (fd != -ENOTSUP)
-				return fd;
-		}
+		r = ask(s, what, out, len);
+		if (r == GIONG_STREAM_QUERY_LOWER)
+			continue;
+		if (r != -ENOTSUP)
+			return r;
+		/* A stream silent about where its written bytes go may change
+		 * them on the way (a cipher that predates query): none, rather
+		 * than a descriptor that would skip it. */
+		if (what == GIONG_STREAM_QUERY_SPLICE_FD)
+			return -ENOENT;
 	}
 	return -ENOTSUP;
+}
+
+int giong_stream_fd(const struct giong_stream *s)
+{
+	int fd, r = giong_stream_query(s, GIONG_STREAM_QUERY_SOCKET, &fd, NULL);
+
+	/* "No socket here" from a stream that knows: as no stream knowing. */
+	return r == -ENOENT ? -ENOTSUP : r ? r : fd;
+}
+
+int giong_stream_splice_fd(const struct giong_stream *s)
+{
+	int fd, r = giong_stream_query(s, GIONG_STREAM_QUERY_SPLICE_FD, &fd, NULL);
+
+	return r ? r : fd;
+}
+
+int giong_stream_alpn(const struct giong_stream *s, const char **name, size_t *len)
+{
+	const char *p;
+	size_t l;
+	int r;
+
+	if (!name || !len)
+		return -EINVAL;
+	if ((r = giong_stream_query(s, GIONG_STREAM_QUERY_ALPN, &p, &l)))
+		return r;
+	*name = p;
+	*len = l;
+	return 0;
 }
 
 static int sock_addr(const struct giong_stream *s, struct giong_addr *out, bool peer)

@@ -691,6 +691,28 @@ static int tls_close(struct giong_stream *st)
 	return 0;
 }
 
+/* What TLS knows itself: the protocol agreed by ALPN, and that the bytes
+ * written reach no descriptor as they are (records do; under kernel TLS the
+ * socket will answer). The socket is the lower's to tell. */
+static int tls_query(const struct giong_stream *st, int what, void *out, size_t *len)
+{
+	const char *p;
+	size_t l;
+
+	switch (what) {
+	case GIONG_STREAM_QUERY_ALPN:
+		if (!(p = giong_tls_alpn(st, &l)))
+			return -ENOENT;
+		*(const char **)out = p;
+		*len = l;
+		return 0;
+	case GIONG_STREAM_QUERY_SPLICE_FD:
+		return -ENOENT;
+	default:
+		return -ENOTSUP; /* GIONG_STREAM_QUERY_SOCKET: asks lower */
+	}
+}
+
 static const struct giong_stream_ops tls_ops = {
 	.name = "tls",
 	.recv = tls_recv,
@@ -699,8 +721,8 @@ static const struct giong_stream_ops tls_ops = {
 	.shutdown = tls_shutdown,
 	.close = tls_close,
 	.set_on_readable = tls_on_readable,
-	.fd = NULL, /* asks lower */
 	.send_start = tls_send_start,
+	.query = tls_query,
 };
 
 /* --- the handshake ------------------------------------------------------------------------ */

@@ -9,8 +9,8 @@
  *    has not run yet: the acceptor returns -EBADF, the listener is freed
  *    after it;
  *  - streams, listeners and UDP sockets refuse every call that touches them
- *    (the questions too: descriptor, addresses, pending count; nodelay, UDP
- *    connect) from a plain thread (GIONG_ENOTWORKER) and from another worker
+ *    (the questions too: descriptor, addresses, any query, pending count;
+ *    nodelay, UDP connect) from a plain thread (GIONG_ENOTWORKER) and from another worker
  *    (-EPERM), having done nothing, and each call still works on the owner;
  *  - lengths of 4 GiB and more are not cut to their low 32 bits;
  *  - giong_stream_write(s, NULL, 0), giong_udp_bind()'s *ret on failure,
@@ -305,7 +305,7 @@ static void test_listener_closed_under_woken_acceptor(void **state)
  * it was handed anything through an out-argument (it must not be). */
 struct wrong {
 	int s_close, s_recv, s_read, s_write, s_writev, s_write_all, s_send, s_shut, s_onr;
-	int s_fd, s_peer, s_local, t_nodelay;
+	int s_fd, s_peer, s_local, t_nodelay, s_splice, s_alpn, s_query;
 	int l_accept, l_stop, l_close, l_addr, l_pending;
 	int u_recv, u_read, u_send_to, u_send, u_connect, u_local, u_close;
 	int sent_done; /* the refused send_start's callback ran (never) */
@@ -368,6 +368,8 @@ static void call_all(struct ot *o, struct wrong *r)
 	struct giong_recvbuf *rb = NULL;
 	struct giong_stream *s = NULL;
 	struct giong_addr a;
+	const char *name;
+	size_t len;
 	char c = 'x';
 	struct iovec iov = {&c, 1};
 
@@ -382,6 +384,9 @@ static void call_all(struct ot *o, struct wrong *r)
 	r->s_shut = giong_stream_shutdown(o->b, SHUT_WR);
 	r->s_onr = giong_stream_on_readable(o->b, nop_readable, NULL);
 	r->s_fd = giong_stream_fd(o->b);
+	r->s_splice = giong_stream_splice_fd(o->b);
+	r->s_alpn = giong_stream_alpn(o->b, &name, &len); /* none, but not told off the owner */
+	r->s_query = giong_stream_query(o->b, 1000, &c, NULL);
 	r->s_peer = giong_stream_peer_addr(o->tc, &a);
 	r->s_local = giong_stream_local_addr(o->tc, &a);
 	r->t_nodelay = giong_tcp_set_nodelay(o->tc, false);
@@ -412,6 +417,9 @@ static void check_all(const struct wrong *r, int want)
 	assert_int_equal(r->s_shut, want);
 	assert_int_equal(r->s_onr, want);
 	assert_int_equal(r->s_fd, want);
+	assert_int_equal(r->s_splice, want);
+	assert_int_equal(r->s_alpn, want);
+	assert_int_equal(r->s_query, want);
 	assert_int_equal(r->s_peer, want);
 	assert_int_equal(r->s_local, want);
 	assert_int_equal(r->t_nodelay, want);

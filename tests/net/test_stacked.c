@@ -15,7 +15,12 @@
  *  - a dry pool calls the stream's holder, which copies its ciphertext off;
  *  - bad arguments and bad stacks give -EINVAL/-ENOTSUP/-ELOOP, never a
  *    crash, and a failing close leaves the stack as it was;
- *  - giong_recvbuf_alloc/tail/commit at their edges.
+ *  - giong_recvbuf_alloc/tail/commit at their edges;
+ *  - giong_stream_query() down a stack: a layer that answers (ALPN, a
+ *    question of its own), one that passes down on purpose (the splice
+ *    descriptor) or by silence (the socket), one that answers "none", a
+ *    silent layer that may change bytes (no splice descriptor through it),
+ *    a table from before query (fd), bad arguments and loops.
  * Results are recorded inside tasks and asserted after the runtime returns.
  */
 #include "net_test.h"
@@ -851,12 +856,230 @@ static void test_heap_recvbufs(void **state)
 	assert_int_equal(h.copy_commit1, -EINVAL);
 }
 
+/* ------------------------------------------ (f) questions down the stack */
+
+#define Q_OWN (GIONG_STREAM_QUERY_USER + 1) /* this test's own: only tap knows it */
+
+/* tap: passes bytes through unchanged and says so (GIONG_STREAM_QUERY_LOWER
+ * for the splice question); answers ALPN itself when given a protocol, as
+ * TLS would. On the caller's stack: never closed through the stack. */
+struct tap {
+	struct giong_stream base; /* first */
+	const char *proto;        /* what it answers for ALPN, or NULL: not known here */
+};
+
+static ssize_t tap_recv(struct giong_stream *s, struct giong_recvbuf **ret)
+{
+	return giong_stream_recv(s->lower, ret);
+}
+
+static ssize_t tap_read(struct giong_stream *s, void *buf, size_t len)
+{
+	return giong_stream_read(s->lower, buf, len);
+}
+
+static ssize_t tap_writev(struct giong_stream *s, const struct iovec *iov, int n, unsigned flags)
+{
+	if ((flags & GIONG_WRITE_ALL) && n == 1)
+		return giong_stream_write_all(s->lower, iov[0].iov_base, iov[0].iov_len);
+	return giong_stream_writev(s->lower, iov, n);
+}
+
+static int tap_query(const struct giong_stream *s, int what, void *out, size_t *len)
+{
+	const struct tap *t = (const struct tap *)(const void *)s;
+
+	switch (what) {
+	case GIONG_STREAM_QUERY_ALPN:
+		if (!t->proto)
+			return -ENOTSUP;
+		*(const char **)out = t->proto;
+		*len = strlen(t->proto);
+		return 0;
+	case GIONG_STREAM_QUERY_SPLICE_FD:
+		return GIONG_STREAM_QUERY_LOWER;
+	case Q_OWN:
+		*(int *)out = 42;
+		return 0;
+	default:
+		return -ENOTSUP;
+	}
+}
+
+/* seal: knows that nothing it is asked exists (a stream over memory would). */
+static int seal_query(const struct giong_stream *s, int what, void *out, size_t *len)
+{
+	(void)s, (void)out, (void)len;
+	return what == Q_OWN ? -ENOTSUP : -ENOENT;
+}
+
+/* old: a table from before query, answering the socket question with fd. */
+static int old_fd(const struct giong_stream *s)
+{
+	(void)s;
+	return 1234; /* a number no test uses as a descriptor */
+}
+
+/* odd: a positive return that means nothing (a table's bug). */
+static int odd_query(const struct giong_stream *s, int what, void *out, size_t *len)
+{
+	(void)s, (void)what, (void)out, (void)len;
+	return 7;
+}
+
+static const struct giong_stream_ops tap_ops = {.name = "tap",
+						.recv = tap_recv,
+						.read = tap_read,
+						.writev = tap_writev,
+						.query = tap_query};
+static const struct giong_stream_ops seal_ops = {.name = "seal", .query = seal_query};
+static const struct giong_stream_ops old_ops = {.name = "old", .fd = old_fd};
+static const struct giong_stream_ops odd_ops = {.name = "odd", .query = odd_query};
+
+/* The three questions of giong about @s: descriptors or -errno, ALPN as
+ * its return, and the name it gave (untouched on failure). */
+struct answers {
+	int sock, splice, alpn, own;
+	char name[16];
+};
+
+static void ask_all(const struct giong_stream *s, struct answers *a)
+{
+	const char *p = "untouched";
+	size_t len = strlen(p);
+	int v = -1;
+
+	a->sock = giong_stream_query(s, GIONG_STREAM_QUERY_SOCKET, &v, NULL);
+	a->sock = a->sock ? a->sock : v;
+	a->splice = giong_stream_splice_fd(s);
+	a->alpn = giong_stream_alpn(s, &p, &len);
+	snprintf(a->name, sizeof(a->name), "%.*s", (int)len, p);
+	v = -1;
+	a->own = giong_stream_query(s, Q_OWN, &v, NULL);
+	a->own = a->own ? a->own : v;
+}
+
+struct qs {
+	int setup, fd_s;
+	struct answers plain, tap, xs_tap, sealed, old, odd, bare;
+	int fd_sealed, peer_sealed, fd_old, unknown;
+	ssize_t via_tap, via_fd, got;
+	char bytes[4];
+	/* bad arguments */
+	int null_s, null_out, what0, alpn_nolen, alpn_noname, noops, loop_tap, loop_xs;
+};
+
+static void qs_main(unsigned w, void *arg)
+{
+	struct qs *q = arg;
+	struct giong_stream *c, *s;
+	struct giong_stream seal = {.ops = &seal_ops}, old = {.ops = &old_ops};
+	struct giong_stream odd = {.ops = &odd_ops}, noops = {0}, bare = {.ops = &bare_ops};
+	struct tap toy = {.base = {.ops = &tap_ops}, .proto = "toy/1"};
+	struct tap dumb = {.base = {.ops = &tap_ops, .lower = &seal}};
+	struct tap loop = {.base = {.ops = &tap_ops}};
+	struct giong_addr a;
+	const char *p;
+	size_t len;
+	struct xs *x;
+	int v;
+
+	(void)w;
+	if (nt_tcp_pair(&c, &s) || !(x = xs_new(&toy.base, 0x66, NULL))) {
+		q->setup = 1;
+		return;
+	}
+	toy.base.lower = seal.lower = old.lower = odd.lower = s;
+	q->fd_s = giong_stream_fd(s);
+	ask_all(s, &q->plain);           /* a socket answers itself */
+	ask_all(&toy.base, &q->tap);     /* tap answers ALPN, passes the rest down */
+	ask_all(&x->base, &q->xs_tap);   /* xs is silent: each question's default */
+	ask_all(&dumb.base, &q->sealed); /* seal says "none" beneath tap */
+	ask_all(&old, &q->old);          /* fd, not query */
+	ask_all(&odd, &q->odd);          /* 7 is taken as "not known here" */
+	ask_all(&bare, &q->bare);        /* nobody in the stack knows */
+	q->fd_sealed = giong_stream_fd(&dumb.base);
+	q->peer_sealed = giong_stream_peer_addr(&dumb.base, &a);
+	q->fd_old = giong_stream_fd(&old);
+	q->unknown = giong_stream_query(&x->base, 1000, &v, NULL);
+	/* What the splice answer promises: bytes written to the descriptor
+	 * follow those written through tap, unchanged. */
+	q->via_tap = giong_stream_write_all(&toy.base, "ab", 2);
+	q->via_fd = q->tap.splice >= 0 ? write(q->tap.splice, "cd", 2) : -1;
+	q->got = nt_stream_read_exact(c, q->bytes, 4);
+
+	q->null_s = giong_stream_query(NULL, GIONG_STREAM_QUERY_SOCKET, &v, NULL);
+	q->null_out = giong_stream_query(s, GIONG_STREAM_QUERY_SOCKET, NULL, NULL);
+	q->what0 = giong_stream_query(s, 0, &v, NULL);
+	q->alpn_nolen = giong_stream_query(&toy.base, GIONG_STREAM_QUERY_ALPN, &p, NULL);
+	q->alpn_noname = giong_stream_alpn(&toy.base, NULL, &len);
+	q->noops = giong_stream_query(&noops, GIONG_STREAM_QUERY_SOCKET, &v, NULL);
+	loop.base.lower = &loop.base; /* tap passes the splice question down, forever */
+	q->loop_tap = giong_stream_splice_fd(&loop.base);
+	x->base.lower = &x->base;
+	q->loop_xs = giong_stream_fd(&x->base);
+	x->base.lower = NULL;
+	giong_stream_close(&x->base);
+	giong_stream_close(s);
+	giong_stream_close(c);
+}
+
+static void assert_answers(const struct answers *a, int sock, int splice, int alpn,
+			   const char *name, int own)
+{
+	assert_int_equal(a->sock, sock);
+	assert_int_equal(a->splice, splice);
+	assert_int_equal(a->alpn, alpn);
+	assert_string_equal(a->name, name);
+	assert_int_equal(a->own, own);
+}
+
+static void test_query(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	struct qs q;
+	int fds = gt_count_fds(), fd;
+
+	(void)state;
+	memset(&q, 0, sizeof(q));
+	gt_run(&cfg, qs_main, &q, NULL);
+	assert_int_equal(q.setup, 0);
+	fd = q.fd_s;
+	assert_true(fd >= 0);
+	/*                         socket    splice    ALPN     name         own */
+	assert_answers(&q.plain, fd, fd, -ENOENT, "untouched", -ENOTSUP);
+	assert_answers(&q.tap, fd, fd, 0, "toy/1", 42);
+	assert_answers(&q.xs_tap, fd, -ENOENT, 0, "toy/1", 42);
+	assert_answers(&q.sealed, -ENOENT, -ENOENT, -ENOENT, "untouched", 42);
+	assert_answers(&q.old, 1234, -ENOENT, -ENOENT, "untouched", -ENOTSUP);
+	assert_answers(&q.odd, fd, -ENOENT, -ENOENT, "untouched", -ENOTSUP);
+	assert_answers(&q.bare, -ENOTSUP, -ENOENT, -ENOTSUP, "untouched", -ENOTSUP);
+	assert_int_equal(q.fd_sealed, -ENOTSUP); /* giong_stream_fd() keeps its errors */
+	assert_int_equal(q.peer_sealed, -ENOTSUP);
+	assert_int_equal(q.fd_old, 1234);
+	assert_int_equal(q.unknown, -ENOTSUP);
+	assert_int_equal(q.via_tap, 2);
+	assert_int_equal(q.via_fd, 2);
+	assert_int_equal(q.got, 4);
+	assert_memory_equal(q.bytes, "abcd", 4);
+
+	assert_int_equal(q.null_s, -EINVAL);
+	assert_int_equal(q.null_out, -EINVAL);
+	assert_int_equal(q.what0, -EINVAL);
+	assert_int_equal(q.alpn_nolen, -EINVAL);
+	assert_int_equal(q.alpn_noname, -EINVAL);
+	assert_int_equal(q.noops, -EINVAL);
+	assert_int_equal(q.loop_tap, -ELOOP);
+	assert_int_equal(q.loop_xs, -ELOOP);
+	gt_assert_fds(fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_through_and_close),    cmocka_unit_test(test_keep_lower),
 		cmocka_unit_test(test_dry_pool_calls_upper), cmocka_unit_test(test_bad_arguments),
-		cmocka_unit_test(test_heap_recvbufs),
+		cmocka_unit_test(test_heap_recvbufs),        cmocka_unit_test(test_query),
 	};
 
 	gt_require_uring();

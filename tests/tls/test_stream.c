@@ -2,9 +2,10 @@
 /*
  * test_stream.c - the TLS stream between two giong endpoints of one backend
  * over a Unix socket pair: handshakes (versions, RSA and ECDSA, ALPN, SNI,
- * client certificates), certificate checks that must refuse, bulk data
- * byte-exact both ways, close_notify and truncation, cancel safety of recv
- * and write, two writers, idle parking, send_start.
+ * client certificates; what the stream's query answers), certificate
+ * checks that must refuse, bulk data byte-exact both ways, close_notify and
+ * truncation, cancel safety of recv and write, two writers, idle parking,
+ * send_start.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -27,6 +28,31 @@ struct hs_case {
 	const char *const *srv_alpn, *const *cli_alpn;
 	const char *want_alpn;
 };
+
+/* The stream's query (what libgiong-http asks, knowing nothing of TLS):
+ * TLS answers the protocol it agreed, or none; its bytes reach no
+ * descriptor unchanged, though those of the socket beneath do; the socket
+ * question goes down to it. */
+static void check_query(struct giong_stream *t, const char *want_alpn)
+{
+	const char *p = NULL;
+	size_t len = 0;
+	int r = giong_stream_alpn(t, &p, &len);
+
+	if (want_alpn) {
+		gt_check_int_equal(r, 0);
+		gt_check_int_equal(len, strlen(want_alpn));
+		if (p && len == strlen(want_alpn))
+			gt_check_memory_equal(p, want_alpn, len);
+	} else {
+		gt_check_int_equal(r, -ENOENT);
+		gt_check_null(p); /* untouched */
+	}
+	gt_check_int_equal(giong_stream_splice_fd(t), -ENOENT);
+	gt_check_true(giong_stream_splice_fd(t->lower) >= 0);
+	gt_check_int_equal(giong_stream_splice_fd(t->lower), giong_stream_fd(t));
+	gt_check_int_equal(giong_stream_alpn(t->lower, &p, &len), -ENOENT);
+}
 
 static void hs_main(unsigned worker, void *arg)
 {
@@ -68,6 +94,8 @@ static void hs_main(unsigned worker, void *arg)
 			gt_check_null(p);
 			gt_check_int_equal(len, 0);
 		}
+		check_query(k, c->want_alpn);
+		check_query(s, c->want_alpn);
 		gt_check_int_equal(giong_tls_resumed(k), 0);
 	} else {
 		gt_check_true(*giong_tls_last_error(NULL) != '\0'); /* the backend's words */

@@ -29,9 +29,10 @@
  * by giong_stream_close(). It belongs to the worker it was made on: for
  * socket streams (TCP, Unix), every call that touches the socket - recv,
  * read, write, writev, write_all, send_start, shutdown, close, on_readable,
- * and the questions about the connection (fd, peer_addr, local_addr,
- * giong_tcp_set_nodelay()) - called on any other thread touches nothing
- * and returns GIONG_ENOTWORKER (not a worker) or -EPERM (another worker).
+ * and the questions about the connection (query, fd, splice_fd, alpn,
+ * peer_addr, local_addr, giong_tcp_set_nodelay()) - called on any other
+ * thread touches nothing and returns GIONG_ENOTWORKER (not a worker) or
+ * -EPERM (another worker).
  * Only giong_stream_kind() reads nothing but the stream's constant table.
  *
  * Stacking: a stream may be built over another one, its @lower (TLS over a
@@ -53,10 +54,12 @@
  *    the stack. If the upper was closed but a stream beneath failed to
  *    close, that error is returned: the upper is gone, and the stack is
  *    closed down to the stream that failed, which is left as it was.
- *  - Questions about the connection - giong_stream_fd(),
- *    giong_stream_peer_addr(), giong_stream_local_addr(),
- *    giong_tcp_set_nodelay() - go down the stack to the first stream that
- *    can answer, so that HTTP over TLS sees the client's socket. Receiving,
+ *  - Questions about the connection - giong_stream_query() and what is
+ *    built on it: giong_stream_fd(), giong_stream_alpn(),
+ *    giong_stream_splice_fd(), giong_stream_peer_addr(),
+ *    giong_stream_local_addr(); and giong_tcp_set_nodelay() - go down the
+ *    stack to the first stream that can answer, so that HTTP over TLS sees
+ *    the client's socket and the protocol TLS agreed on. Receiving,
  *    reading, writing, shutdown and on_readable are never passed down: only
  *    the upper knows what it holds (TLS: plaintext already decrypted). A
  *    table entry that is NULL there gives -ENOTSUP.
@@ -95,7 +98,41 @@ enum {
  */
 typedef void (*giong_stream_readable_fn)(struct giong_stream *s, void *ctx);
 
-/* The operations of one kind of stream. A static const table per kind. */
+/*
+ * The questions of giong_stream_query() (@what), each with the type of the
+ * answer it stores in *@out. Stable numbers: later versions add questions,
+ * never renumber. A table's query returns -ENOTSUP for a question it does
+ * not know, so values it has never heard of are safe to ask.
+ */
+enum {
+	/* int: the socket descriptor beneath the stack (giong_stream_fd()).
+	 * Borrowed: the socket stream owns it. */
+	GIONG_STREAM_QUERY_SOCKET = 1,
+	/* int: the descriptor that bytes written to this stream reach unchanged,
+	 * so that a caller may splice(2) or sendfile(2) into it itself
+	 * (giong_stream_splice_fd()). -ENOENT when the stream changes the bytes
+	 * (TLS makes records of them). Borrowed, as above. */
+	GIONG_STREAM_QUERY_SPLICE_FD = 2,
+	/* const char *: the protocol agreed by ALPN (RFC 7301), not
+	 * NUL-terminated, its length in *@len (1..255); borrowed from the
+	 * stream that answered until it is closed (giong_stream_alpn()).
+	 * -ENOENT when none was agreed. */
+	GIONG_STREAM_QUERY_ALPN = 3,
+	/* From here up, questions of a program's own streams: giong never
+	 * uses these numbers (a silent stream passes them down). */
+	GIONG_STREAM_QUERY_USER = 0x10000,
+};
+
+/* What a table's query returns to hand the question to s->lower on purpose
+ * (the only positive return; see giong_stream_ops.query). */
+#define GIONG_STREAM_QUERY_LOWER 1
+
+/*
+ * The operations of one kind of stream. A static const table per kind.
+ * Fill it with designated initializers: later versions add optional
+ * operations only in place of _reserved (zero means "absent"), so a table
+ * built against this header stays valid under them.
+ */
 struct giong_stream_ops {
 	const char *name; /* "tcp", "unix", "tls" */
 	ssize_t (*recv)(struct giong_stream *s, struct giong_recvbuf **ret); /* may suspend */
@@ -109,11 +146,30 @@ struct giong_stream_ops {
 	int (*close)(struct giong_stream *s);
 	int (*set_on_readable)(struct giong_stream *s, giong_stream_readable_fn fn,
 			       void *ctx); /* optional: NULL */
-	/* optional: NULL (or -ENOTSUP) asks s->lower */
+	/* optional: the older way to answer GIONG_STREAM_QUERY_SOCKET, asked
+	 * when query is NULL or returns -ENOTSUP for it: the descriptor, or
+	 * -ENOTSUP (asks s->lower), or another -errno (ends the walk). New
+	 * tables leave it NULL and answer in query. */
 	int (*fd)(const struct giong_stream *s);
 	/* optional: NULL gives -ENOTSUP (see giong_stream_send_start()) */
 	int (*send_start)(struct giong_stream *s, struct giong_stream_send *req,
 			  const struct iovec *iov, int n);
+	/*
+	 * optional: answer question @what (GIONG_STREAM_QUERY_*) about @s
+	 * itself. Returns 0 with the answer in *@out (and *@len where the
+	 * question says so; write them only then); -ENOENT: this stream knows
+	 * there is none (the walk ends); GIONG_STREAM_QUERY_LOWER: ask s->lower;
+	 * -ENOTSUP (or a NULL query): not known here - asks s->lower, except
+	 * for GIONG_STREAM_QUERY_SPLICE_FD, which then ends with -ENOENT (a
+	 * stream that does not say it passes bytes through unchanged may change
+	 * them); any other -errno ends the walk with it (GIONG_ENOTWORKER /
+	 * -EPERM off the owner worker). @out is never NULL; @len is not NULL
+	 * for GIONG_STREAM_QUERY_ALPN. Must not call giong_stream_query() on
+	 * s->lower itself (return GIONG_STREAM_QUERY_LOWER: the walk bounds the
+	 * depth). Does not suspend.
+	 */
+	int (*query)(const struct giong_stream *s, int what, void *out, size_t *len);
+	void (*_reserved[4])(void); /* zero: room for later optional operations */
 };
 
 /*
@@ -246,14 +302,59 @@ GIONG_API int giong_stream_on_readable(struct giong_stream *s, giong_stream_read
 				       void *ctx);
 
 /*
+ * giong_stream_query() - ask @s question @what (GIONG_STREAM_QUERY_*, or
+ * from GIONG_STREAM_QUERY_USER up, a program's own): @s answers if it knows, else the
+ * question goes down the stack (s->lower, and so on) to the first stream
+ * that does (see giong_stream_ops.query for how each answers). The answer
+ * goes to *@out, whose type the question names (@len: the length, for
+ * GIONG_STREAM_QUERY_ALPN; may be NULL for the others); both are untouched
+ * on failure. What each of giong's streams answers: docs/net.md, "Asking
+ * a stream".
+ * Returns 0; -ENOENT: a stream in the stack knows there is none (TLS, asked
+ * GIONG_STREAM_QUERY_SPLICE_FD; a socket, asked GIONG_STREAM_QUERY_ALPN);
+ * -ENOTSUP: no stream in the stack knows; -EINVAL (NULL @s or @out, @what
+ * not positive, a NULL @len for GIONG_STREAM_QUERY_ALPN, a stream in the
+ * stack with no table); -ELOOP (deeper than GIONG_STREAM_MAX_DEPTH);
+ * GIONG_ENOTWORKER (not on a worker) / -EPERM (on another worker than the
+ * socket's, for the descriptors: its owner may close them at any time).
+ * Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_query(const struct giong_stream *s, int what, void *out, size_t *len);
+
+/*
  * giong_stream_fd() - the socket descriptor beneath @s: its own, or that of
- * the first stream down the stack that has one. Borrowed: do not close it.
+ * the first stream down the stack that has one (GIONG_STREAM_QUERY_SOCKET).
+ * Borrowed: do not close it.
  * Returns the descriptor, -EINVAL (NULL @s, or a stream in the stack with no
  * table), -ENOTSUP (no stream in the stack has one), -ELOOP, GIONG_ENOTWORKER
  * (not on a worker) / -EPERM (on another worker than the socket's: its owner
  * may close the descriptor at any time). Does not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_fd(const struct giong_stream *s);
+
+/*
+ * giong_stream_splice_fd() - the descriptor that bytes written to @s reach
+ * unchanged (GIONG_STREAM_QUERY_SPLICE_FD): a TCP or Unix stream's own
+ * socket; none through TLS (it will be the socket under kernel TLS).
+ * Borrowed: do not close it. Writing to it directly bypasses the stream's
+ * ordering of writes: only with no write or send of @s in flight, and
+ * after what @s was given to send has left.
+ * Returns the descriptor, or -ENOENT (none: a stream in the stack changes
+ * the bytes, or does not say that it passes them through), or the errors
+ * of giong_stream_query(). Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_splice_fd(const struct giong_stream *s);
+
+/*
+ * giong_stream_alpn() - the application protocol agreed by ALPN on @s (TLS
+ * answers; GIONG_STREAM_QUERY_ALPN): its name in *@name, not NUL-terminated
+ * and borrowed from the stream until it is closed, its length in *@len.
+ * Returns 0; -ENOENT when none was agreed (a plain socket, or TLS whose
+ * peer offered none); -ENOTSUP, or the errors of giong_stream_query()
+ * (-EINVAL for a NULL @name or @len). *@name and *@len are untouched on
+ * failure. Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_alpn(const struct giong_stream *s, const char **name, size_t *len);
 
 /*
  * giong_stream_peer_addr() / giong_stream_local_addr() - the peer's and the
