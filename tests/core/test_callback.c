@@ -156,7 +156,7 @@ static void test_soon_requeue_and_free(void **state)
 struct spawner {
 	struct giong_soon s;
 	struct giong_timer t;
-	int soon_task, timer_task;
+	int soon_runs, soon_task, timer_task;
 };
 
 static intptr_t spawned(void *arg)
@@ -189,7 +189,14 @@ static intptr_t arm_then_sleep(void *arg)
 
 static void spawn_from_soon(struct giong_soon *s, void *ctx)
 {
-	(void)s;
+	struct spawner *sp = ctx;
+
+	/* The first run, in the turn the main task returned in, queues itself
+	 * again: then nothing but the queue is left for the next turn. */
+	if (sp->soon_runs++ == 0) {
+		gt_check_int_equal(giong_call_soon(s, spawn_from_soon, sp), 0);
+		return;
+	}
 	gt_check_int_equal(giong_spawn(arm_then_sleep, ctx, NULL), 0);
 }
 
@@ -210,6 +217,8 @@ static void test_callbacks_spawn_tasks(void **state)
 	(void)state;
 	memset(&sp, 0, sizeof(sp));
 	gt_run(&c, spawner_main, &sp, NULL);
+	assert_int_equal(sp.soon_runs, 2);
+	assert_int_equal(giong_soon_queued(&sp.s), 0);
 	assert_int_equal(sp.soon_task, 1);
 	assert_int_equal(sp.timer_task, 1);
 }
@@ -426,12 +435,14 @@ static void test_many_timers(void **state)
 	free(m.when);
 }
 
-/* A callback queued by a timer's callback (after the turn's queue ran):
- * the loop must not sleep with it queued. Nothing else would wake it. */
+/* A callback queued by a timer's callback, then by itself (after the
+ * turn's queue ran): the loop must not sleep with it queued. Nothing else
+ * would wake the task. */
 struct chain {
 	struct giong_timer t;
 	struct giong_soon s;
 	struct giong_waitq q;
+	int runs;
 	bool woken;
 };
 
@@ -439,7 +450,12 @@ static void chain_soon(struct giong_soon *s, void *ctx)
 {
 	struct chain *ch = ctx;
 
-	(void)s;
+	/* Queued from its own callback, after the turn's queue ran: the
+	 * loop must go round without sleeping, no task being ready. */
+	if (++ch->runs < 4) {
+		gt_check_int_equal(giong_call_soon(s, chain_soon, ch), 0);
+		return;
+	}
 	ch->woken = true;
 	giong_waitq_wake_all(&ch->q, 0);
 }
@@ -459,8 +475,12 @@ static void chain_main(unsigned w, void *arg)
 	(void)w;
 	giong_waitq_init(&ch->q);
 	gt_check_int_equal(giong_timer_start_in(&ch->t, 3, chain_timer, ch), 0);
+	/* A loop asleep with the callback queued would wake only for this
+	 * deadline: -ETIMEDOUT then fails the test instead of hanging it. */
+	giong_deadline_in(5000);
 	while (!ch->woken)
-		gt_check_int_equal(giong_waitq_wait(&ch->q, 0), 0);
+		if (!gt_check_int_equal(giong_waitq_wait(&ch->q, 0), 0))
+			break;
 }
 
 static void test_no_sleep_with_callback_queued(void **state)
@@ -473,6 +493,7 @@ static void test_no_sleep_with_callback_queued(void **state)
 	memset(&ch, 0, sizeof(ch));
 	gt_run(&c, chain_main, &ch, NULL);
 	assert_true(ch.woken);
+	assert_int_equal(ch.runs, 4);
 	assert_true(mono_ms() - t0 < 5000);
 }
 
