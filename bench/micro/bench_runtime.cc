@@ -6,6 +6,7 @@
  *  - spawn, run and join of an empty task vs pthread_create + pthread_join;
  *  - a no-op round trip through the ring, 64 tasks per batch, vs a minimal
  *    liburing loop doing the same batch (the ceiling): ns and enters per op;
+ *    and the same batch through core's next-turn queue (giong_call_soon());
  *  - messages per second through a channel from worker 1 to worker 0.
  * The benchmark loops run inside a giong task (giong_block_on), so what is
  * timed is exactly what user code pays.
@@ -164,6 +165,71 @@ void BM_giong_nop_batch64(benchmark::State &state)
 }
 BENCHMARK(BM_giong_nop_batch64);
 
+/* The same batch through core's next-turn queue instead of the ring: each
+ * task queues a callback (giong_call_soon(), no SQE) that wakes it, and
+ * parks until it runs. What net's and tls's "tell the reader from the loop"
+ * paid with a no-op SQE before. */
+struct SoonTask {
+	struct giong_soon soon;
+	struct giong_waitq woken;
+	NopPool *p;
+};
+
+void soon_wake(struct giong_soon *, void *ctx)
+{
+	giong_waitq_wake_one(&static_cast<SoonTask *>(ctx)->woken, 0);
+}
+
+intptr_t soon_worker(void *arg)
+{
+	auto *t = static_cast<SoonTask *>(arg);
+
+	for (;;) {
+		giong_waitq_wait(&t->p->start, 0);
+		if (t->p->stop)
+			return 0;
+		giong_call_soon(&t->soon, soon_wake, t);
+		giong_waitq_wait(&t->woken, 0);
+		if (--t->p->round_left == 0)
+			giong_waitq_wake_one(&t->p->done, 0);
+	}
+}
+
+void BM_giong_call_soon_batch64(benchmark::State &state)
+{
+	on_giong(state, [](benchmark::State &st) {
+		struct giong_stats a, b;
+		NopPool p{};
+		SoonTask ts[kBatch] = {};
+		struct giong_task *t[kBatch];
+
+		giong_waitq_init(&p.start);
+		giong_waitq_init(&p.done);
+		for (int i = 0; i < kBatch; i++) {
+			ts[i].p = &p;
+			giong_waitq_init(&ts[i].woken);
+			giong_spawn(soon_worker, &ts[i], &t[i]);
+		}
+		giong_yield(); /* all parked on start */
+		giong_stats(&a);
+		for (auto _ : st) {
+			p.round_left = kBatch;
+			giong_waitq_wake_all(&p.start, 0);
+			giong_waitq_wait(&p.done, 0);
+		}
+		giong_stats(&b);
+		p.stop = true;
+		giong_waitq_wake_all(&p.start, 0);
+		for (int i = 0; i < kBatch; i++)
+			giong_join(t[i], nullptr);
+		double ops = double(st.iterations()) * kBatch;
+		st.SetItemsProcessed(int64_t(ops));
+		st.counters["enters_per_op"] = double(b.enters - a.enters) / ops;
+		st.counters["sqes_per_op"] = double(b.sqes_submitted - a.sqes_submitted) / ops;
+	});
+}
+BENCHMARK(BM_giong_call_soon_batch64);
+
 /* The ceiling: the same batch with bare liburing, one submit_and_wait. */
 void BM_liburing_nop_batch64(benchmark::State &state)
 {
@@ -182,7 +248,8 @@ void BM_liburing_nop_batch64(benchmark::State &state)
 		for (int i = 0; i < kBatch; i++)
 			io_uring_prep_nop(io_uring_get_sqe(&ring));
 		io_uring_submit_and_wait(&ring, kBatch);
-		io_uring_for_each_cqe(&ring, head, cqe) n++;
+		io_uring_for_each_cqe(&ring, head, cqe)
+			n++;
 		io_uring_cq_advance(&ring, n);
 	}
 	state.SetItemsProcessed(int64_t(state.iterations()) * kBatch);

@@ -19,7 +19,8 @@
  *   op        the operation slab, completion dispatch (reap), cancels
  *   mailbox   other threads reach a worker; kicking every worker
  *   fiber     the scheduler: run queue, spawn, park, interrupt
- *   waitq time io chan task    the public waiting, timing, I/O and task calls
+ *   waitq time callback io chan task    the public waiting, timing,
+ *             loop-callback, I/O and task calls
  *   worker    one worker's loop and drain
  *   runtime   settings, creating and running workers, shutdown, counters
  *
@@ -116,6 +117,9 @@ struct giong__worker {
 	unsigned fiber_cache_len;
 	struct giong__stack_pool stacks;
 	struct giong__wheel wheel;
+	/* giong_call_soon()'s queue: circular through giong_soon._link, this
+	 * the head (callback.c); set up by giong__worker_run(). */
+	struct giong__list_node soon;
 	struct giong__op_slab ops;
 	struct giong__bufpool pool;
 	struct giong__mailbox mbox;
@@ -149,6 +153,16 @@ extern __thread struct giong__worker *giong__tls_worker __attribute__((tls_model
 static inline struct giong__worker *giong__worker_current(void)
 {
 	return giong__tls_worker;
+}
+
+/* callback.c */
+/* Run the giong_soon callbacks queued when the call begins, in order; those
+ * they queue wait for the next call. */
+void giong__soon_run(struct giong__worker *w);
+
+static inline bool giong__soon_pending(const struct giong__worker *w)
+{
+	return w->soon.next != &w->soon;
 }
 
 /* worker.c */

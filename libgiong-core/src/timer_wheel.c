@@ -45,18 +45,18 @@
 /* Bits of time covered by the whole wheel: 36. */
 #define WHEEL_SPAN_BITS (GIONG__WHEEL_LEVELS * GIONG__WHEEL_BITS)
 
-static inline void tlist_init(struct giong__tlist *h)
+static inline void tlist_init(struct giong__list_node *h)
 {
 	h->next = h;
 	h->prev = h;
 }
 
-static inline bool tlist_empty(const struct giong__tlist *h)
+static inline bool tlist_empty(const struct giong__list_node *h)
 {
 	return h->next == h;
 }
 
-static inline void tlist_add_tail(struct giong__tlist *h, struct giong__tlist *n)
+static inline void tlist_add_tail(struct giong__list_node *h, struct giong__list_node *n)
 {
 	n->prev = h->prev;
 	n->next = h;
@@ -64,14 +64,14 @@ static inline void tlist_add_tail(struct giong__tlist *h, struct giong__tlist *n
 	h->prev = n;
 }
 
-static inline void tlist_del(struct giong__tlist *n)
+static inline void tlist_del(struct giong__list_node *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 }
 
 /* Move all of @from to the (empty) @to, leaving @from empty. */
-static inline void tlist_move_all(struct giong__tlist *from, struct giong__tlist *to)
+static inline void tlist_move_all(struct giong__list_node *from, struct giong__list_node *to)
 {
 	if (tlist_empty(from)) {
 		tlist_init(to);
@@ -84,7 +84,7 @@ static inline void tlist_move_all(struct giong__tlist *from, struct giong__tlist
 	tlist_init(from);
 }
 
-static inline struct giong__timer *timer_of(struct giong__tlist *n)
+static inline struct giong__timer *timer_of(struct giong__list_node *n)
 {
 	return giong__container_of(n, struct giong__timer, node);
 }
@@ -198,7 +198,7 @@ uint64_t giong__wheel_next_expiry(const struct giong__wheel *w)
 
 /* Fire every timer on the local list @due. Timers armed by the callbacks
  * go to the wheel or pending list, never onto @due. */
-static unsigned fire_list(struct giong__wheel *w, struct giong__tlist *due)
+static unsigned fire_list(struct giong__wheel *w, struct giong__list_node *due)
 {
 	unsigned fired = 0;
 
@@ -219,9 +219,9 @@ static unsigned fire_list(struct giong__wheel *w, struct giong__tlist *due)
 /* w->now has just reached the start of slot @slot of @level: move the timers
  * it holds that expire now onto @due and re-place the rest. */
 static void process_slot(struct giong__wheel *w, unsigned level, unsigned slot,
-			 struct giong__tlist *due)
+			 struct giong__list_node *due)
 {
-	struct giong__tlist list;
+	struct giong__list_node list;
 
 	tlist_move_all(&w->slots[slot], &list);
 	w->occupied[level] &= ~(1ull << (slot & LEVEL_MASK));
@@ -246,7 +246,7 @@ static void process_slot(struct giong__wheel *w, unsigned level, unsigned slot,
 
 unsigned giong__wheel_advance(struct giong__wheel *w, uint64_t now_ms)
 {
-	struct giong__tlist due;
+	struct giong__list_node due;
 	unsigned fired = 0;
 
 	/* Past-due arms first: they are already late. Taking the whole list
@@ -275,4 +275,33 @@ unsigned giong__wheel_advance(struct giong__wheel *w, uint64_t now_ms)
 	if (now_ms > w->now)
 		w->now = now_ms;
 	return fired;
+}
+
+/* Unlink every timer of the list @h, leaving each disarmed and @h empty. */
+static unsigned clear_list(struct giong__list_node *h)
+{
+	unsigned n = 0;
+
+	while (!tlist_empty(h)) {
+		struct giong__timer *t = timer_of(h->next);
+
+		tlist_del(&t->node);
+		t->node.next = NULL;
+		t->node.prev = NULL;
+		t->slot = NO_SLOT;
+		n++;
+	}
+	return n;
+}
+
+unsigned giong__wheel_clear(struct giong__wheel *w)
+{
+	unsigned n = clear_list(&w->pending);
+
+	for (unsigned i = 0; i < GIONG__WHEEL_NSLOTS; i++)
+		n += clear_list(&w->slots[i]);
+	for (unsigned l = 0; l < GIONG__WHEEL_LEVELS; l++)
+		w->occupied[l] = 0;
+	w->count = 0;
+	return n;
 }

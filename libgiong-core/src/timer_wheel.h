@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <giong/core/callback.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,30 +41,27 @@ extern "C" {
 #define GIONG__WHEEL_SLOTS (1u << GIONG__WHEEL_BITS)
 #define GIONG__WHEEL_NSLOTS (GIONG__WHEEL_LEVELS * GIONG__WHEEL_SLOTS)
 
-/* Circular doubly linked list node; a slot's head is one too, so insertion
- * at the tail (FIFO) and unlinking need no special cases. Not the shared
- * giong__list (giong_private.h) on purpose: a timer is unlinked without
+/*
+ * The wheel's lists are circular and doubly linked through struct
+ * giong__list_node (a slot's head is one too), so insertion at the tail
+ * (FIFO) and unlinking need no special cases. Not the shared giong__list
+ * (giong_private.h, first/last) on purpose: a timer is unlinked without
  * knowing which list holds it - a callback may cancel a timer that sits on
  * advance()'s local list of due timers - and arm and cancel, the wheel's
- * hot path, stay free of branches. */
-struct giong__tlist {
-	struct giong__tlist *next, *prev;
-};
-
-struct giong__timer {
-	struct giong__tlist node;           /* next == NULL when not armed */
-	uint64_t expires;                   /* absolute ms */
-	void (*fn)(struct giong__timer *t); /* called disarmed */
-	uint32_t slot;                      /* level * 64 + index, or "no slot" */
-};
-
+ * hot path, stay free of branches.
+ *
+ * The entry, struct giong__timer, is declared in <giong/core/callback.h>
+ * because the public struct giong_timer embeds it: node (next == NULL when
+ * not armed), expires (absolute ms), fn (called disarmed), slot (level *
+ * 64 + index, or "no slot").
+ */
 struct giong__wheel {
 	uint64_t now;   /* last processed ms */
 	unsigned count; /* armed timers */
 	/* Bit i of occupied[L] is set iff slots[L * 64 + i] is non-empty. */
 	uint64_t occupied[GIONG__WHEEL_LEVELS];
-	struct giong__tlist pending; /* armed with expires <= now */
-	struct giong__tlist slots[GIONG__WHEEL_NSLOTS];
+	struct giong__list_node pending; /* armed with expires <= now */
+	struct giong__list_node slots[GIONG__WHEEL_NSLOTS];
 };
 
 void giong__wheel_init(struct giong__wheel *w, uint64_t now_ms);
@@ -92,6 +91,11 @@ uint64_t giong__wheel_next_expiry(const struct giong__wheel *w);
 /* Advance the clock to @now_ms (never backwards), firing every timer with
  * expires <= @now_ms. Returns the number of timers fired. */
 unsigned giong__wheel_advance(struct giong__wheel *w, uint64_t now_ms);
+
+/* Disarm every armed timer without calling it (a worker whose loop has
+ * ended: the callback timers left, whose time has not come). Returns how
+ * many there were. */
+unsigned giong__wheel_clear(struct giong__wheel *w);
 
 static inline unsigned giong__wheel_count(const struct giong__wheel *w)
 {

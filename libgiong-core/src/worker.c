@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * worker.c - one worker's loop: run ready fibers, one io_uring_enter that
- * submits everything the tick produced and waits for a completion or the
- * next timer, reap every completion, fire due timers; handling what other
+ * worker.c - one worker's loop: run ready fibers, run the callbacks queued
+ * for the turn (giong_call_soon()), one io_uring_enter that submits
+ * everything the tick produced and waits for a completion or the next
+ * timer, reap every completion, fire due timers (sleeps, deadlines and
+ * callback timers alike); handling what other
  * threads sent through the mailbox; draining at the end.
  */
 #include <errno.h>
@@ -103,11 +105,14 @@ static void signal_arm(struct giong__worker *w)
 	w->sig_armed = giong__op_start(w, sqe, signal_done, w, &w->sig_op) == 0;
 }
 
-/* No task is left on any worker, and none is on its way. */
+/* No task is left on any worker, and none is on its way; no callback is
+ * queued for the next turn (one keeps the loop going as a ready task
+ * does: once the loop ends giong_call_soon() is refused, so none is ever
+ * left queued). Callback timers do not count: they never keep a worker. */
 static bool worker_done(struct giong__worker *w)
 {
 	return !w->stats.fibers_live && !atomic_load(&w->rt->active) &&
-	       !atomic_load(&w->mbox.pending);
+	       !atomic_load(&w->mbox.pending) && !giong__soon_pending(w);
 }
 
 /* Shutdown and grace bookkeeping, once per tick. */
@@ -170,7 +175,8 @@ static void tick_wait(struct giong__worker *w)
 	uint64_t timeout = UINT64_MAX;
 	int ret;
 
-	if (!w->run_head) {
+	/* A ready task or a queued callback: submit, never sleep. */
+	if (!w->run_head && !giong__soon_pending(w)) {
 		uint64_t next = giong__wheel_next_expiry(&w->wheel), now = w->now;
 
 		/* The end of the grace period matters while there are tasks it
@@ -227,6 +233,9 @@ static void tick(struct giong__worker *w)
 {
 	w->stats.ticks++;
 	giong__run_ready(w);
+	/* After the tasks: what they queued runs in this turn, and the tasks
+	 * the callbacks wake run in the next. */
+	giong__soon_run(w);
 	if (atomic_load_explicit(&w->mbox.pending, memory_order_relaxed))
 		mailbox_drain(w);
 	check_lifecycle(w);
@@ -267,6 +276,10 @@ static void drain(struct giong__worker *w)
 		giong__op_cancel_all(w); /* ops started by callbacks meanwhile */
 	}
 	w->stats.ops_leaked = w->ops.live;
+	/* The wheel never advances again: callback timers still armed are
+	 * disarmed uncalled (their time has not come), so that every struct
+	 * giong_timer is its owner's again (an atexit hook may free it). */
+	giong__wheel_clear(&w->wheel);
 }
 
 int giong__worker_run(struct giong__worker *w)
@@ -290,6 +303,7 @@ int giong__worker_run(struct giong__worker *w)
 	giong__ctx_init_thread(&w->sched_ctx);
 	w->now = giong__clock_ms();
 	giong__wheel_init(&w->wheel, w->now);
+	w->soon.next = w->soon.prev = &w->soon;
 	w->grace_deadline = UINT64_MAX;
 	giong__mailbox_arm(w);
 	if (w->index == 0 && rt->sigfd >= 0)

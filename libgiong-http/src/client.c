@@ -8,12 +8,12 @@
  * the worker's list in park order (oldest first: the idle timeout looks at
  * its head only). It waits on giong_stream_on_readable() with no task: if
  * the server closes it, or sends anything (nothing is asked of it), the
- * callback closes it at once. Expiry is one IORING_OP_TIMEOUT per worker,
- * armed for the oldest connection while any is pooled: a completion, not a
- * task, so that a pool never keeps a worker from ending.
+ * callback closes it at once. Expiry is one callback timer per worker
+ * (giong_timer_start(), on core's timing wheel), armed for the oldest
+ * connection while any is pooled: a callback, not a task, so that a pool
+ * never keeps a worker from ending.
  */
 #include <errno.h>
-#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,14 +124,12 @@ static void expire(struct giong__http_cworker *w, uint64_t before)
 
 static void arm_timer(struct giong__http_cworker *w);
 
-static void idle_timer(void *ctx, int res, unsigned flags)
+static void idle_timer(struct giong_timer *timer, void *ctx)
 {
 	struct giong__http_cworker *w = ctx;
 	uint64_t now = giong_now_ms(), t = w->cli->o.idle_timeout_ms;
 
-	(void)res;
-	(void)flags;
-	w->timer_armed = false;
+	(void)timer;
 	if (w->ending)
 		return; /* the atexit hook closes what is left */
 	if (now >= t)
@@ -139,27 +137,18 @@ static void idle_timer(void *ctx, int res, unsigned flags)
 	arm_timer(w);
 }
 
-/* Arm the timer for the oldest pooled connection, if any and not armed. Without
- * an SQE it is not armed: the next pool operation expires what is due. */
+/* Arm the timer for the oldest pooled connection, if any and not armed: at
+ * the time expire() closes it (the wheel never fires early). If it cannot be
+ * armed (the worker's loop has ended), the next pool operation expires what
+ * is due. */
 static void arm_timer(struct giong__http_cworker *w)
 {
 	struct giong__http_cconn *c =
 		giong__list_entry(w->idle.first, struct giong__http_cconn, wlink);
-	struct io_uring_sqe *sqe;
-	uint64_t due, now = giong_now_ms();
 
-	if (w->timer_armed || w->ending || !c)
+	if (giong_timer_armed(&w->timer) || w->ending || !c)
 		return;
-	due = c->parked_at + w->cli->o.idle_timeout_ms;
-	due = due > now ? due - now : 0;
-	w->ts.tv_sec = (long long)(due / 1000);
-	w->ts.tv_nsec = (long long)(due % 1000) * 1000000 + 1000000; /* never early */
-	if (!(sqe = giong_sqe()))
-		return;
-	/* w->ts is lent to the kernel until idle_timer() runs. */
-	io_uring_prep_timeout(sqe, &w->ts, 0, 0);
-	if (giong_op_start(sqe, idle_timer, w, NULL) == 0)
-		w->timer_armed = true;
+	(void)giong_timer_start(&w->timer, c->parked_at + w->cli->o.idle_timeout_ms, idle_timer, w);
 }
 
 struct giong__http_cconn *giong__http_pool_take(struct giong__http_cworker *w,
@@ -334,8 +323,10 @@ static void cworker_free(struct giong__http_cworker *w)
 	while ((o = giong__list_entry(giong__list_pop_front(&w->origins), struct giong__http_origin,
 				      link)))
 		free(o);
-	if (!w->timer_armed)
-		free(w); /* else the kernel never gave w->ts back: leaked on purpose */
+	/* Disarmed already when the worker's loop ended; stopped for clarity:
+	 * the wheel must hold no pointer into w. */
+	giong_timer_stop(&w->timer);
+	free(w);
 }
 
 /* The worker ends (its operations drained): close its pool, free its share. */

@@ -20,7 +20,6 @@
 #ifndef GIONG_HTTP_CLIENT_INTERNAL_H
 #define GIONG_HTTP_CLIENT_INTERNAL_H
 
-#include <linux/time_types.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -82,10 +81,9 @@ struct giong__http_cworker {
 	unsigned nexchanges;
 	struct giong__list pipelines; /* ended ones, for reuse */
 	unsigned npipelines;
-	/* The idle timer's timeout: lent to the kernel from its giong_op_start()
-	 * until idle_timer() runs (timer_armed says so). */
-	struct __kernel_timespec ts;
-	bool timer_armed;
+	/* The pool's idle timer (client.c): armed while a connection is
+	 * pooled; the worker's wheel holds it until it fires or is stopped. */
+	struct giong_timer timer;
 	bool ending;                        /* the worker's atexit hook runs */
 	struct giong__http_reply_memo memo; /* the last head verified (reply_memo.h) */
 };

@@ -17,6 +17,7 @@ struct giong__sock {
 	unsigned closing : 1;     /* closed by its owner; freed when busy == 0 and rx is done */
 	unsigned rx_done : 1;     /* the receive queue has been freed by the kernel's word */
 	unsigned writing : 1;     /* a write is in flight: task writes queue on write_wait */
+	unsigned deferred : 1;    /* a readable notice is queued for the next turn (sock.c) */
 	struct giong_waitq write_wait;
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;

@@ -21,8 +21,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <liburing.h>
-
 #include "giong_faults.h"
 #include "tls_int.h"
 
@@ -562,12 +560,11 @@ static bool ready(struct giong_tls_stream *s)
 
 static int park(struct giong_tls_stream *s);
 
-static void deferred_ready(void *ctx, int res, unsigned flags)
+static void deferred_ready(struct giong_soon *soon, void *ctx)
 {
 	struct giong_tls_stream *s = ctx;
 
-	(void)res;
-	(void)flags;
+	(void)soon;
 	s->inflight--;
 	s->readable_deferred = false;
 	if (s->closed) {
@@ -596,15 +593,12 @@ static int park(struct giong_tls_stream *s)
 	int r;
 
 	if (ready(s)) {
-		struct io_uring_sqe *sqe;
-
 		if (s->readable_deferred)
 			return 0;
-		/* Tell from the worker loop, not from inside the caller. */
-		if (!(sqe = giong_sqe()))
-			return -EBUSY;
-		io_uring_prep_nop(sqe);
-		if ((r = giong_op_start(sqe, deferred_ready, s, NULL)))
+		/* Tell from the worker loop, not from inside the caller: on its
+		 * next turn (giong_call_soon(), no SQE). s->ready_soon is queued,
+		 * and s kept (inflight), until deferred_ready() runs. */
+		if ((r = giong_call_soon(&s->ready_soon, deferred_ready, s)))
 			return r;
 		s->readable_deferred = true;
 		s->inflight++;

@@ -129,7 +129,8 @@ struct giong_tls_stream {
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
 	bool readable_deferred;
-	bool lower_watched; /* our lower_readable is registered on lower */
+	struct giong_soon ready_soon; /* queued while readable_deferred */
+	bool lower_watched;           /* our lower_readable is registered on lower */
 
 	struct giong_stream_send lower_send;
 	struct giong_stream_send *user_send;

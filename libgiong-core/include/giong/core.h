@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * giong/core.h - libgiong-core: workers, fibers, the ring driver, timers,
- * the receive buffer pool, channels and shutdown. Include this one header.
+ * loop callbacks, the receive buffer pool, channels and shutdown. Include this one header.
  */
 #ifndef GIONG_CORE_H
 #define GIONG_CORE_H
 
 #include <giong/core/api.h>
 #include <giong/core/buf.h>
+#include <giong/core/callback.h>
 #include <giong/core/chan.h>
 #include <giong/core/error.h>
 #include <giong/core/op.h>

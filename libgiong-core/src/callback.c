@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * callback.c - callbacks the worker's loop runs outside any task
+ * (giong/core/callback.h): the next-turn queue and callback timers.
+ *
+ * The queue is a circular list through giong_soon._link with its head in
+ * the worker; the loop (worker.c) empties it once a turn with
+ * giong__soon_run(). A callback timer is an entry of the worker's timing
+ * wheel like a sleep's, so the loop's wait already ends at its time
+ * (giong__wheel_next_expiry() in worker.c) and firing it costs what firing
+ * a sleep does. Neither touches the ring: no SQE, no CQE.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - 1 - b ? UINT64_MAX - 1 : a + b;
+}
+
+static inline void link_tail(struct giong__list_node *h, struct giong__list_node *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void unlink_node(struct giong__list_node *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = NULL;
+	n->prev = NULL;
+}
+
+/*
+ * The worker that may act on a struct held by @holder (NULL when idle):
+ * the caller's, or NULL with *@err set (off a worker; another worker holds
+ * it). Checked before anything is read or written through the struct's
+ * links, so a call from the wrong thread touches nothing.
+ */
+static struct giong__worker *owner(const void *holder, int *err)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	if (!w) {
+		*err = GIONG_ENOTWORKER;
+		return NULL;
+	}
+	if (holder && holder != w) {
+		*err = -EXDEV;
+		return NULL;
+	}
+	return w;
+}
+
+/* ------------------------------------------------------ the next turn */
+
+int giong_call_soon(struct giong_soon *s, giong_soon_fn fn, void *ctx)
+{
+	struct giong__worker *w;
+	int err = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	if (!(w = owner(s->_link.next ? s->_worker : NULL, &err)))
+		return err;
+	if (s->_link.next)
+		return -EALREADY;
+	/* The loop has ended: nothing would run it. */
+	if (GIONG__UNLIKELY(w->draining))
+		return GIONG_ESHUTDOWN;
+	s->_fn = fn;
+	s->_ctx = ctx;
+	s->_worker = w;
+	link_tail(&w->soon, &s->_link);
+	return 0;
+}
+
+int giong_soon_cancel(struct giong_soon *s)
+{
+	int err = 0;
+
+	if (!s)
+		return -EINVAL;
+	if (!owner(s->_link.next ? s->_worker : NULL, &err))
+		return err;
+	if (!s->_link.next)
+		return 0;
+	unlink_node(&s->_link);
+	s->_worker = NULL;
+	return 1;
+}
+
+int giong_soon_queued(const struct giong_soon *s)
+{
+	return s && __atomic_load_n(&s->_link.next, __ATOMIC_RELAXED) != NULL;
+}
+
+void giong__soon_run(struct giong__worker *w)
+{
+	struct giong__list_node turn;
+
+	if (!giong__soon_pending(w))
+		return;
+	/* This turn's callbacks move to a list of their own: what they queue
+	 * goes to the worker's, for the next turn, so a callback that queues
+	 * itself again cannot keep the loop here. A cancel of one still on
+	 * @turn unlinks it from @turn (the links need no head). */
+	turn.next = w->soon.next;
+	turn.prev = w->soon.prev;
+	turn.next->prev = &turn;
+	turn.prev->next = &turn;
+	w->soon.next = w->soon.prev = &w->soon;
+	while (turn.next != &turn) {
+		struct giong_soon *s = giong__container_of(turn.next, struct giong_soon, _link);
+
+		unlink_node(&s->_link);
+		s->_worker = NULL;
+		/* Idle from here: the callback may queue s again or free it. */
+		s->_fn(s, s->_ctx);
+	}
+}
+
+/* ---------------------------------------------------------- timers */
+
+static void timer_fired(struct giong__timer *e)
+{
+	struct giong_timer *t = giong__container_of(e, struct giong_timer, _entry);
+
+	/* The wheel disarmed it before this call: idle from here, the callback
+	 * may start it again or free it. */
+	t->_worker = NULL;
+	t->_fn(t, t->_ctx);
+}
+
+int giong_timer_start(struct giong_timer *t, uint64_t when_ms, giong_timer_fn fn, void *ctx)
+{
+	struct giong__worker *w;
+	int err = 0;
+
+	if (!t || !fn)
+		return -EINVAL;
+	if (!(w = owner(giong__timer_armed(&t->_entry) ? t->_worker : NULL, &err)))
+		return err;
+	/* The loop has ended: its wheel never advances again. */
+	if (GIONG__UNLIKELY(w->draining))
+		return GIONG_ESHUTDOWN;
+	if (!giong__timer_armed(&t->_entry))
+		giong__timer_init(&t->_entry, timer_fired);
+	t->_fn = fn;
+	t->_ctx = ctx;
+	t->_worker = w;
+	/* Re-arming an armed timer moves it (the wheel cancels it first). */
+	giong__wheel_arm(&w->wheel, &t->_entry, when_ms);
+	return 0;
+}
+
+int giong_timer_start_in(struct giong_timer *t, uint64_t ms, giong_timer_fn fn, void *ctx)
+{
+	/* Arguments first, so a bad call reads no clock. */
+	if (!t || !fn)
+		return -EINVAL;
+	return giong_timer_start(t, add_sat(giong__clock_ms_ceil(), ms), fn, ctx);
+}
+
+int giong_timer_stop(struct giong_timer *t)
+{
+	struct giong__worker *w;
+	int err = 0;
+
+	if (!t)
+		return -EINVAL;
+	if (!(w = owner(giong__timer_armed(&t->_entry) ? t->_worker : NULL, &err)))
+		return err;
+	if (!giong__timer_armed(&t->_entry))
+		return 0;
+	giong__wheel_cancel(&w->wheel, &t->_entry);
+	t->_worker = NULL;
+	return 1;
+}
+
+int giong_timer_armed(const struct giong_timer *t)
+{
+	return t && __atomic_load_n(&t->_entry.node.next, __ATOMIC_RELAXED) != NULL;
+}
