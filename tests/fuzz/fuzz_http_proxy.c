@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_proxy.c - libFuzzer target for the PROXY protocol header parser
- * (src/proxy.c, linked from giong-http-internal): the answer never claims
+ * (src/common/proxy.c, linked from giong-http-internal): the answer never claims
  * more bytes than given, an accepted header names an IPv4 or IPv6 client,
  * and the parser decides the same on every prefix (0 before the header's
  * end, its length after).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "common/proxy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

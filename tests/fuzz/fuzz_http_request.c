@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_request.c - libFuzzer target: bytes through the parse code the server runs
- * (src/parse.c, src/chunked.c, linked from giong-http-internal).
+ * (src/h1/parse.c, src/h1/chunked.c, linked from giong-http-internal).
  *
  * Input: two control bytes, then the request. The first picks the limits (bit 7: small
  * ones, so that 414 and 431 are reached inside libFuzzer's input sizes) and, with the
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunked.h"
-#include "parse.h"
+#include "h1/chunked.h"
+#include "h1/parse.h"
 
 #define FIELDS_MAX 128
 

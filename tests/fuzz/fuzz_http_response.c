@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_response.c - libFuzzer target: bytes through the response parse code the
- * client runs (src/reply.c, with head.h's field section and src/chunked.c, linked from
+ * client runs (src/h1/reply.c, with head.h's field section and src/h1/chunked.c, linked from
  * giong-http-internal).
  *
  * Input: two control bytes, then the response. The first picks the limits (bit 7: small
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunked.h"
-#include "reply.h"
-#include "reply_memo.h"
+#include "h1/chunked.h"
+#include "h1/reply.h"
+#include "client/reply_memo.h"
 
 #define FIELDS_MAX 128
 

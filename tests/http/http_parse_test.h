@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "h1/parse.h"
 
 #define HT_FIELDS_MAX 256
 

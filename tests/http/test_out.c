@@ -7,9 +7,9 @@
 
 #include "giong_test.h"
 
-#include "date.h"
-#include "out.h"
-#include "token.h"
+#include "common/date.h"
+#include "common/out.h"
+#include "common/token.h"
 
 #define OUT_EQ(o, s)                                                                               \
 	do {                                                                                       \

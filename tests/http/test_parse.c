@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_parse.c - the request head parser (src/parse.c): a valid baseline, then one
+ * test_parse.c - the request head parser (src/h1/parse.c): a valid baseline, then one
  * case or more per rule of docs/http.md's "Strictness" section, each input also fed
  * in every prefix and byte by byte (ht_parse_all()), which must give "need more"
  * until the answer and then the same answer.

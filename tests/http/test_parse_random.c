@@ -23,8 +23,8 @@
 
 #include <giong/http.h>
 
-#include "chunked.h"
-#include "parse.h"
+#include "h1/chunked.h"
+#include "h1/parse.h"
 
 /* Under valgrind (memory errors, not coverage, are what it adds) a tenth:
  * the full run would cost CI's valgrind check 45 s. */
@@ -76,7 +76,7 @@ static const char tchars[] =
 static const char pchars[] =
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%!$&'()*+,;=:@";
 
-/* --- the model of an accepted head (independent of src/parse.c) ------------------------------ */
+/* --- the model of an accepted head (independent of src/h1/parse.c) ------------------------------ */
 
 static bool m_tchar(unsigned char c)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_proxy.c - the PROXY protocol header parser (src/proxy.h), v1 and v2:
+ * test_proxy.c - the PROXY protocol header parser (src/common/proxy.h), v1 and v2:
  * what it accepts and the address it gives, that every prefix of a valid
  * header is "need more" (0), what it refuses (-400), and random bytes
  * without a crash or an answer past the input; and end to end, a server
@@ -11,7 +11,7 @@
 
 #include "http_test.h"
 
-#include "proxy.h"
+#include "common/proxy.h"
 
 /* Parse @s[0..n) and check every prefix shorter than the header asks for
  * more, and every longer one gives the same length. */

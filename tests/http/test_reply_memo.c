@@ -9,7 +9,7 @@
 
 #include <giong/http.h>
 
-#include "reply_memo.h"
+#include "client/reply_memo.h"
 
 #define FIELDS 128
 

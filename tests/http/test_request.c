@@ -7,7 +7,7 @@
 
 #include <giong/http.h>
 
-#include "request.h"
+#include "common/request.h"
 
 struct parsed {
 	char buf[2048];

@@ -20,7 +20,7 @@
 
 #include <giong/net/tcp.h>
 
-#include "client.h"
+#include "client/client.h"
 
 static uint32_t or_default(uint32_t v, uint32_t d)
 {

@@ -29,13 +29,13 @@
 #include <giong/http/client.h>
 #include <giong/http/limits.h>
 
-#include "chunked.h"
+#include "h1/chunked.h"
 #include "giong_private.h"
-#include "input.h"
-#include "out.h"
-#include "reply.h"
-#include "reply_memo.h"
-#include "slots.h"
+#include "common/input.h"
+#include "common/out.h"
+#include "h1/reply.h"
+#include "client/reply_memo.h"
+#include "common/slots.h"
 
 /* The request head's bound (the caller's fields; framing comes after it). */
 #define GIONG__HTTP_CLIENT_HEAD_MAX (64u * 1024)

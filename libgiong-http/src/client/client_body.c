@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client/client.h"
 
 /* The next span of body bytes (in place, valid until the next call): its
  * length, 0 at the end, or -errno (sticky). */

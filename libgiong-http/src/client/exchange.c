@@ -18,8 +18,8 @@
 
 #include <giong/http/method.h>
 
-#include "client.h"
-#include "token.h"
+#include "client/client.h"
+#include "common/token.h"
 
 static const struct {
 	const char *name;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "client/client.h"
 
 /* The errors of a connection the server closed: what may be sent again. */
 static bool closed_by_server(int r)

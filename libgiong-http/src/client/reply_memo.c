@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "reply_memo.h"
+#include "client/reply_memo.h"
 
 /* @p, a span into @from, moved to the same offset in @to. */
 static const char *moved(const char *p, const char *from, const char *to)

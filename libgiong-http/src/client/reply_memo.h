@@ -23,7 +23,7 @@
 #ifndef GIONG_HTTP_REPLY_MEMO_H
 #define GIONG_HTTP_REPLY_MEMO_H
 
-#include "reply.h"
+#include "h1/reply.h"
 
 /* Heads up to this size with up to this many fields are remembered; larger
  * ones parse in full every time (a memo is per client and worker: 1.3 KiB). */

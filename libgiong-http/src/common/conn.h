@@ -24,12 +24,12 @@
 #include <giong/http/response.h>
 #include <giong/http/server.h>
 
-#include "chunked.h"
-#include "input.h"
+#include "h1/chunked.h"
+#include "common/input.h"
 #include "giong_private.h"
-#include "out.h"
-#include "request.h"
-#include "slots.h"
+#include "common/out.h"
+#include "common/request.h"
+#include "common/slots.h"
 
 /* The most bytes queued in one batch before it is written out mid-way. */
 #define GIONG__HTTP_BATCH_MAX (256u * 1024)

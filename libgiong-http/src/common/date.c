@@ -10,7 +10,7 @@
 
 #include <giong/core/time.h>
 
-#include "date.h"
+#include "common/date.h"
 
 static void put2(char *p, unsigned v)
 {

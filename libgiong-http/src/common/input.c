@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "conn.h"
-#include "proxy.h"
+#include "common/conn.h"
+#include "common/proxy.h"
 
 void giong__http_input_release(struct giong__http_input *in)
 {

@@ -7,9 +7,9 @@
 #include <giong/http/status.h>
 #include <giong/net/stream.h>
 
-#include "date.h"
-#include "out.h"
-#include "token.h"
+#include "common/date.h"
+#include "common/out.h"
+#include "common/token.h"
 
 void giong__http_out_init(struct giong__http_out *o, size_t max)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "common/proxy.h"
 
 static const char v2_sig[12] = "\r\n\r\n\0\r\nQUIT\n";
 

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "conn.h"
-#include "request.h"
+#include "common/conn.h"
+#include "common/request.h"
 
 /* A span, its length through @len if asked for; "" or NULL when empty. */
 static const char *span(const char *p, size_t n, size_t *len, const char *none)

@@ -11,7 +11,7 @@
 #include <giong/http/request.h>
 #include <giong/http/router.h>
 
-#include "parse.h"
+#include "h1/parse.h"
 
 struct giong__http_frame;
 

@@ -10,8 +10,8 @@
 
 #include <giong/http/status.h>
 
-#include "conn.h"
-#include "token.h"
+#include "common/conn.h"
+#include "common/token.h"
 
 /* The most bytes of one response head (status line and fields). */
 #define HEAD_MAX (64u * 1024)

@@ -14,7 +14,7 @@
 
 #include <giong/http/router.h>
 
-#include "token.h"
+#include "common/token.h"
 
 #define PATTERN_MAX 4096
 

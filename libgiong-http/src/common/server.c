@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "common/conn.h"
 
 int giong_http_server_new(const struct giong_http_router *router,
 			  const struct giong_http_server_options *opts,

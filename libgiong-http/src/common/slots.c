@@ -5,7 +5,7 @@
 
 #include <giong/core.h>
 
-#include "slots.h"
+#include "common/slots.h"
 
 void **giong__http_worker_slot(_Atomic(struct giong__http_slots *) *table, int *err)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "common/conn.h"
 
 static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
 

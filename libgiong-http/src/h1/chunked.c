@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "chunked.h"
-#include "token.h"
+#include "h1/chunked.h"
+#include "common/token.h"
 
 enum {
 	C_SIZE0,   /* the first hex digit of a size */

@@ -16,7 +16,7 @@
 
 #include <giong/http/status.h>
 
-#include "conn.h"
+#include "common/conn.h"
 
 static intptr_t conn_task(void *arg);
 

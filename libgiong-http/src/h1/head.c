@@ -6,7 +6,7 @@
 
 #include <http_parser.h>
 
-#include "head.h"
+#include "h1/head.h"
 
 void giong__http_split_fields(const char *p, const char *end, struct giong__http_field *fields,
 			      uint32_t *n)

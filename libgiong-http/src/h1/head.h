@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parse.h"
-#include "token.h"
+#include "h1/parse.h"
+#include "common/token.h"
 
 /* The scanner states of the field section, after the first line (request
  * line or status line), whose own states stay below 32. */

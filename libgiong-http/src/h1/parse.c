@@ -6,7 +6,7 @@
 
 #include <http_parser.h>
 
-#include "head.h"
+#include "h1/head.h"
 
 enum scan_state {
 	S_START = 0, /* before the request line: an empty line or a method */

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "head.h"
-#include "reply.h"
+#include "h1/head.h"
+#include "h1/reply.h"
 
 enum reply_state {
 	R_V0 = 0, /* "HTTP/d.d": R_V0 + i expects its i-th byte */

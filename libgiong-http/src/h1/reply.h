@@ -28,7 +28,7 @@
 
 #include <giong/http/limits.h>
 
-#include "parse.h"
+#include "h1/parse.h"
 
 enum giong__http_reply_body {
 	GIONG__HTTP_REPLY_NONE,    /* no body: to HEAD, 1xx, 204, 304 */

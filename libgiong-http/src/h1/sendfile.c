@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "common/conn.h"
 
 /* What one splice into a pipe moves when its size cannot be known: the default. */
 #define SPLICE_CHUNK (64u * 1024)
