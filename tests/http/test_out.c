@@ -9,6 +9,7 @@
 
 #include "common/date.h"
 #include "common/out.h"
+#include "h1/serialize.h"
 #include "common/token.h"
 
 #define OUT_EQ(o, s)                                                                               \

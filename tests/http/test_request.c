@@ -8,6 +8,7 @@
 #include <giong/http.h>
 
 #include "common/request.h"
+#include "h1/parse.h"
 
 struct parsed {
 	char buf[2048];

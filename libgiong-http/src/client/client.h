@@ -33,6 +33,7 @@
 #include "giong_private.h"
 #include "common/input.h"
 #include "common/out.h"
+#include "h1/serialize.h"
 #include "h1/reply.h"
 #include "client/reply_memo.h"
 #include "common/slots.h"

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conn.h - the server's connections and the per-worker state they share.
- * Internal to libgiong-http.
+ * conn.h - the server's connections and the per-worker state they share,
+ * whatever protocol they speak. Internal to libgiong-http.
  *
- * Three kinds of memory, by how long they live:
+ * Two kinds of memory, by how long they live:
  *  - struct giong__http_conn: the whole life of a connection, and all an
  *    idle one holds in user space (a few dozen bytes besides the stream);
  *  - struct giong__http_batch: the output batch and the send that carries
  *    it, held while a task runs on the connection or a send is in flight,
- *    else back in the worker's cache;
- *  - struct giong__http_frame: the input side (the pool buffer or heap copy
- *    holding the bytes, the parser's state, the request and response lent to
- *    handlers), on the connection task's stack: it ends with the task, which
- *    never ends with a request half read.
+ *    else back in the worker's cache.
+ * A protocol keeps the rest (its input, its parser's state, the request and
+ * response lent to handlers) on its task's stack (h1/h1.h: the frame).
+ *
+ * Only the connection writes (conn.c): a protocol appends to c->batch->out
+ * while no send of it is in flight (giong__http_conn_wait_sent() before its
+ * first append after a flush), and asks the connection to write it out.
  */
 #ifndef GIONG_HTTP_CONN_H
 #define GIONG_HTTP_CONN_H
@@ -24,18 +26,15 @@
 #include <giong/http/response.h>
 #include <giong/http/server.h>
 
-#include "h1/chunked.h"
 #include "common/input.h"
-#include "giong_private.h"
 #include "common/out.h"
-#include "common/request.h"
+#include "common/proto.h"
 #include "common/slots.h"
+#include "giong_private.h"
 
-/* The most bytes queued in one batch before it is written out mid-way. */
+/* The most bytes queued in one batch before the connection writes it out mid-way (checked
+ * after each response: a batch may pass it by one response's copied head and body). */
 #define GIONG__HTTP_BATCH_MAX (256u * 1024)
-/* A response body at most this long is copied into the batch; a longer one
- * is written from the handler's memory, after the batch. */
-#define GIONG__HTTP_COPY_MAX (16u * 1024)
 
 /* At shutdown, how long a connection accepted but without a request yet is kept for its
  * first one (at most the head timeout): its client connected before the listener stopped
@@ -44,11 +43,9 @@
 /* Batches kept per worker for reuse, and the largest buffer kept. */
 #define GIONG__HTTP_BATCH_CACHE 64u
 #define GIONG__HTTP_BATCH_KEEP (64u * 1024)
-/* Unread body bytes that are read and dropped after the handler; past this
- * the connection is closed instead. */
+/* Unread bytes that are read and dropped (a body the handler left, the input
+ * after a last response); past this the connection is closed instead. */
 #define GIONG__HTTP_DISCARD_MAX (256u * 1024)
-/* Fields parsed on the task's stack; a larger limit allocates. */
-#define GIONG__HTTP_STACK_FIELDS 128u
 
 struct giong__http_worker;
 
@@ -76,11 +73,12 @@ enum giong__http_park {
 struct giong__http_conn {
 	struct giong_stream *s;
 	struct giong__http_worker *w;
-	struct giong__http_batch *batch;       /* while active or sending, else NULL */
-	struct giong_waitq *sent_wait;         /* the task's, while it waits for a send */
-	struct giong__list_node link;          /* on w->idle or w->draining */
-	uint64_t parked_at;                    /* giong_now_ms() when parked */
-	struct giong__http_stream_wait *ended; /* giong_http_serve_stream()'s, or NULL */
+	const struct giong__http_proto_ops *proto; /* chosen after the wrap; NULL before */
+	struct giong__http_batch *batch;           /* while active or sending, else NULL */
+	struct giong_waitq *sent_wait;             /* the task's, while it waits for a send */
+	struct giong__list_node link;              /* on w->idle or w->draining */
+	uint64_t parked_at;                        /* giong_now_ms() when parked */
+	struct giong__http_stream_wait *ended;     /* giong_http_serve_stream()'s, or NULL */
 	struct giong_addr *client; /* from a PROXY header, or the peer once asked; or NULL */
 	uint8_t park;              /* enum giong__http_park */
 	bool wrap_pending;         /* the options' wrap is still to run */
@@ -124,122 +122,50 @@ struct giong_http_server {
 	giong_http_log_fn log;
 	void *log_ctx;
 	bool proxy_protocol;
+	/* The protocol of a connection, once wrapped (server.c's choose_protocol()). */
+	const struct giong__http_proto_ops *(*choose)(struct giong__http_conn *c);
 	/* Per worker, each made by its worker on its first serve; the table is
 	 * made once (compare-and-swap) with giong_worker_count() entries. */
 	_Atomic(struct giong__http_slots *) workers;
 };
 
-/* The body being read: framing and what is left. */
-struct giong__http_body_state {
-	uint64_t left;        /* Content-Length bytes not yet taken */
-	bool chunked, done;   /* done: the body's end was reached */
-	bool continue_sent;   /* 100 Continue went out */
-	bool whole, streamed; /* giong_http_request_body() / _read() used */
-	int error;            /* sticky: the first failure */
-	struct giong__http_chunked dec;
-	uint64_t deadline; /* body_timeout_ms from the end of the head */
-	char *copy;        /* the whole body, when it had to be copied */
-	size_t copy_len;
-	const char *whole_data; /* what giong_http_request_body() returned */
-	size_t whole_len;
-};
-
-struct giong_http_response {
-	struct giong__http_frame *f;
-	int status;
-	uint64_t body_bytes;
-	bool started; /* the status line was queued */
-	bool ended;   /* the body ended: nothing more may be written */
-	bool streaming, chunked;
-	bool close;        /* Connection: close */
-	bool sent_some;    /* part of it was written: it can no longer be taken back */
-	size_t head_start; /* batch offset of this response's status line */
-};
-
-/* The input side of one task's run on a connection (see the top). */
-struct giong__http_frame {
-	struct giong__http_conn *c;
-	struct giong_waitq wait;
-	struct giong__http_input in;
-	bool head_started;      /* a head's first byte is in; head_deadline runs */
-	uint64_t head_deadline; /* from the head's first byte */
-	struct giong__http_scan scan;
-	struct giong__http_field *fields;
-	struct giong_http_request req;
-	struct giong_http_response res;
-	struct giong__http_body_state body;
-};
-
 /* conn.c */
-/* Take @s (owned from now on) as a new connection of @w: wrap it (a task),
- * or park it. 0, or -errno with @s closed. */
+/* Take @s (owned from now on) as a new connection of @w: a task for its wrap,
+ * or parked. 0, or -errno with @s closed. */
 int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 			   struct giong__http_stream_wait *ended);
 /* Close an idle or draining connection (no task on it): shutdown, timeouts. */
 void giong__http_conn_close_parked(struct giong__http_conn *c);
-/* Make room for @n more bytes in the batch: writes it out first if needed.
- * 0 or -errno (the connection is then to be closed). */
-int giong__http_frame_reserve(struct giong__http_frame *f, size_t n);
-/* Write the batch and then @iov (handler memory) before returning. */
-int giong__http_frame_write(struct giong__http_frame *f, const struct iovec *iov, int n);
-/* input.c, on the frame's connection (input.h says what each does). */
-static inline ssize_t giong__http_frame_peek(struct giong__http_frame *f, const char **p)
-{
-	return giong__http_input_peek(&f->in, f->c->s, p);
-}
-static inline void giong__http_frame_consume(struct giong__http_frame *f, size_t n)
-{
-	giong__http_input_consume(&f->in, n);
-}
-static inline void giong__http_frame_release_input(struct giong__http_frame *f)
-{
-	giong__http_input_release(&f->in);
-}
-static inline int giong__http_frame_more(struct giong__http_frame *f)
-{
-	return giong__http_input_more(&f->in, f->c->s);
-}
-static inline void giong__http_frame_request_done(struct giong__http_frame *f)
-{
-	giong__http_input_message_done(&f->in);
-}
+/* Park @c with no task (its task is about to end): 0, or -errno if the stream
+ * cannot call back (the task then keeps waiting itself). */
+int giong__http_conn_park(struct giong__http_conn *c);
+/* Wait until the batch is not in flight, under the write deadline (@wq: the
+ * task's). 0, or -errno: nothing more is to be tried on the connection. */
+int giong__http_conn_wait_sent(struct giong__http_conn *c, struct giong_waitq *wq);
+/* Write the batch and then @extra[0..n) (lent to the kernel for the call only,
+ * n <= 7) before returning; the batch is empty after. May suspend. */
+int giong__http_conn_write(struct giong__http_conn *c, struct giong_waitq *wq,
+			   const struct iovec *extra, int n);
+/* Send what the batch holds without waiting for it (the send owns the batch's
+ * bytes until it ends: c->sending). 0 or -errno. */
+int giong__http_conn_flush(struct giong__http_conn *c, struct giong_waitq *wq);
+/* The end of a connection's task that is to close: with @flush, what is
+ * queued goes first, the write side is shut and @in drained a moment; then
+ * @in is released and the connection closed. */
+void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
+			     struct giong__http_input *in, bool flush);
+/* Close @c now, from its task. */
+void giong__http_conn_close(struct giong__http_conn *c);
 
-/* The PROXY header from the socket (c->client set when it names one):
- * 0, -400 missing or malformed, or -errno. */
-int giong__http_read_proxy_header(struct giong__http_frame *f);
+/* proxy.c: the PROXY header from the socket (c->client set when it names
+ * one): 0, -400 missing or malformed, or -errno. */
+int giong__http_read_proxy_header(struct giong__http_conn *c);
 
-/* body.c */
-/* Ready the body of the request just parsed, bounded by @limit bytes. */
-void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit);
-/* Read and drop what the handler left of the body: 0, or -errno (close). */
-int giong__http_body_finish(struct giong__http_frame *f);
-void giong__http_body_end(struct giong__http_frame *f);
-
-/* response.c */
-void giong__http_response_begin(struct giong__http_frame *f);
-/* Queue a response of the library's own (an error, 100 Continue's cousin):
- * @status with an empty body (or @text), and @allow for 405. */
-int giong__http_response_simple(struct giong_http_response *res, int status, const char *allow,
-				const char *text);
-/* After the handler: end what it left open. 0, or -errno (close). */
-int giong__http_response_finish(struct giong_http_response *res, int handler_ret);
-
-/* server.c */
 /* Count a response of @status on @w. */
 static inline void giong__http_count_status(struct giong__http_worker *w, int status)
 {
 	if (status >= 100 && status <= 599)
 		w->stats.responses[status / 100 - 1]++;
 }
-/* A connection ended: wake whoever waits for one to. */
-void giong__http_worker_conn_ended(struct giong__http_worker *w);
-/* giong_http_serve_stream()'s connection ended. */
-void giong__http_stream_ended(struct giong__http_stream_wait *sw);
-/* A batch from the cache (or a new one), or NULL. */
-struct giong__http_batch *giong__http_batch_get(struct giong__http_worker *w);
-void giong__http_batch_put(struct giong__http_worker *w, struct giong__http_batch *b);
-
-/* sendfile.c */
-int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_t len);
 
 #endif /* GIONG_HTTP_CONN_H */

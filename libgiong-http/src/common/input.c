@@ -2,18 +2,13 @@
 /*
  * input.c - a connection's input (input.h), the server's and the client's:
  * the pool buffer a head is parsed in, the heap copy for a head that spans
- * receives, the body's own buffer while the head's is still pointed to; and
- * the server's PROXY protocol header, read exactly from the socket before
- * the rest.
+ * receives, the body's own buffer while the head's is still pointed to.
  */
 #include <errno.h>
-#include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "common/conn.h"
-#include "common/proxy.h"
+#include "common/input.h"
 
 void giong__http_input_release(struct giong__http_input *in)
 {
@@ -135,56 +130,4 @@ void giong__http_input_message_done(struct giong__http_input *in)
 	in->len = in->blen;
 	in->body_rb = NULL;
 	in->blen = 0;
-}
-
-/*
- * The PROXY header a load balancer sends first (proxy.h), read from the
- * socket before anything else, and exactly: the bytes after it are the
- * client's (a TLS handshake, for a wrap), so it is first peeked at and then
- * only its own length is taken. A balancer writes it in one piece; should it
- * come in several, the peek is tried again every millisecond until the head
- * deadline. Returns 0 (c->client set when it named one), -400 for a missing
- * or malformed header, or -errno.
- */
-int giong__http_read_proxy_header(struct giong__http_frame *f)
-{
-	struct giong__http_conn *c = f->c;
-	char buf[GIONG__HTTP_PROXY_V2_MAX];
-	struct giong_addr addr;
-	bool has = false;
-	int fd = giong_stream_fd(c->s), r;
-
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		struct io_uring_sqe *sqe = giong_sqe();
-
-		if (!sqe)
-			return -EBUSY;
-		/* buf is lent to the kernel until giong_io returns. */
-		io_uring_prep_recv(sqe, fd, buf, sizeof(buf), MSG_PEEK);
-		r = giong_io(sqe);
-		if (r <= 0)
-			return r ? r : -ECONNRESET;
-		r = giong__http_proxy_parse(buf, (size_t)r, &addr, &has);
-		if (r < 0)
-			return r;
-		if (r > 0)
-			break;
-		if ((r = giong_sleep_ms(1)) < 0)
-			return r;
-	}
-	for (int got = 0; got < r;) {
-		ssize_t n = giong_stream_read(c->s, buf + got, (size_t)(r - got));
-
-		if (n <= 0)
-			return n ? (int)n : -ECONNRESET;
-		got += (int)n;
-	}
-	if (has) {
-		if (!(c->client = malloc(sizeof(*c->client))))
-			return -ENOMEM;
-		*c->client = addr;
-	}
-	return 0;
 }

@@ -4,12 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <giong/http/status.h>
 #include <giong/net/stream.h>
 
-#include "common/date.h"
 #include "common/out.h"
-#include "common/token.h"
 
 void giong__http_out_init(struct giong__http_out *o, size_t max)
 {
@@ -48,7 +45,7 @@ static int reserve(struct giong__http_out *o, size_t n)
 	return 0;
 }
 
-int giong__http_out_grow(struct giong__http_out *o, size_t n, char **tail)
+int giong__http_out_grow_slow(struct giong__http_out *o, size_t n, char **tail)
 {
 	int err = reserve(o, n);
 
@@ -72,46 +69,6 @@ int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n)
 	return 0;
 }
 
-/* Several pieces as one append: all or nothing. */
-static int append_pieces(struct giong__http_out *o, const void *const *p, const size_t *n,
-			 unsigned count)
-{
-	size_t total = 0;
-	int err;
-
-	for (unsigned i = 0; i < count; i++)
-		total += n[i];
-	err = reserve(o, total);
-	if (err)
-		return err;
-	for (unsigned i = 0; i < count; i++) {
-		memcpy(o->data + o->len, p[i], n[i]);
-		o->len += n[i];
-	}
-	return 0;
-}
-
-int giong__http_out_status(struct giong__http_out *o, int status)
-{
-	static const char ok[] = "HTTP/1.1 200 OK\r\n";
-	char code[4];
-	const char *reason;
-
-	if (status == 200) /* most responses: one copy, no reason lookup */
-		return giong__http_out_append(o, ok, sizeof(ok) - 1);
-	reason = giong_http_reason(status);
-
-	if (status < 100 || status > 599)
-		return -EINVAL;
-	code[0] = (char)('0' + status / 100);
-	code[1] = (char)('0' + status / 10 % 10);
-	code[2] = (char)('0' + status % 10);
-	code[3] = ' ';
-	const void *p[] = {"HTTP/1.1 ", code, reason, "\r\n"};
-	size_t n[] = {9, 4, strlen(reason), 2};
-	return append_pieces(o, p, n, 4);
-}
-
 bool giong__http_is_field_value(const char *s, size_t n)
 {
 	if (!n)
@@ -125,34 +82,6 @@ bool giong__http_is_field_value(const char *s, size_t n)
 			return false; /* CR, LF, NUL and the other controls */
 	}
 	return true;
-}
-
-int giong__http_out_header(struct giong__http_out *o, const char *name, size_t name_len,
-			   const char *value, size_t value_len)
-{
-	if (!giong__http_is_token(name, name_len) || !giong__http_is_field_value(value, value_len))
-		return -EINVAL;
-	const void *p[] = {name, ": ", value ? value : "", "\r\n"};
-	size_t n[] = {name_len, 2, value_len, 2};
-	return append_pieces(o, p, n, 4);
-}
-
-int giong__http_out_content_length(struct giong__http_out *o, uint64_t v)
-{
-	char digits[20];
-	size_t i = sizeof(digits);
-
-	do
-		digits[--i] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	const void *p[] = {"Content-Length: ", digits + i, "\r\n"};
-	size_t n[] = {16, sizeof(digits) - i, 2};
-	return append_pieces(o, p, n, 3);
-}
-
-int giong__http_out_date(struct giong__http_out *o)
-{
-	return giong__http_out_append(o, giong__http_date_line(), GIONG__HTTP_DATE_LINE_LEN);
 }
 
 int giong__http_writev_all(struct giong_stream *s, struct iovec *iov, int n)

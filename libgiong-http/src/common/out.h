@@ -6,9 +6,7 @@
  * write of it is in flight the kernel owns its bytes (the connection says so
  * where it writes).
  *
- * What a handler gives (header names and values) is checked here: a name
- * must be a token and a value may hold no CR, LF, NUL or other control byte
- * but HTAB, so that no handler can split a response or inject a header.
+ * The HTTP/1.1 lines that go into it are h1/serialize.h's.
  */
 #ifndef GIONG_HTTP_OUT_H
 #define GIONG_HTTP_OUT_H
@@ -39,20 +37,18 @@ static inline void giong__http_out_clear(struct giong__http_out *o)
 
 /* Append @n bytes. 0, -E2BIG (past max; nothing appended), -ENOMEM. */
 int giong__http_out_append(struct giong__http_out *o, const void *p, size_t n);
+int giong__http_out_grow_slow(struct giong__http_out *o, size_t n, char **tail);
 /* Room for @n more bytes at *@tail (o->len is not moved: add what was
- * written to it). 0, -E2BIG, -ENOMEM. */
-int giong__http_out_grow(struct giong__http_out *o, size_t n, char **tail);
-/* "HTTP/1.1 <status> <reason>\r\n". -EINVAL for a status outside 100..599. */
-int giong__http_out_status(struct giong__http_out *o, int status);
-/* "<name>: <value>\r\n" after checking both (see the top). -EINVAL for a bad
- * name or value, and nothing is appended. */
-int giong__http_out_header(struct giong__http_out *o, const char *name, size_t name_len,
-			   const char *value, size_t value_len);
-/* "Content-Length: <n>\r\n". */
-int giong__http_out_content_length(struct giong__http_out *o, uint64_t n);
-/* "Date: <this second's IMF-fixdate>\r\n" (date.h: formatted once a second). */
-int giong__http_out_date(struct giong__http_out *o);
-
+ * written to it). 0, -E2BIG, -ENOMEM. Inline where the room is there (cap is
+ * never above max): every head line of every response comes here. */
+static inline int giong__http_out_grow(struct giong__http_out *o, size_t n, char **tail)
+{
+	if (n && o->cap - o->len >= n) {
+		*tail = o->data + o->len;
+		return 0;
+	}
+	return giong__http_out_grow_slow(o, n, tail);
+}
 /* Write all of @iov[0..n) to @s (@iov is changed), under the task's
  * deadline: 0 or -errno (-EPIPE for a stream that took nothing). The
  * buffers are lent to the kernel for the call only. May suspend. */

@@ -1,32 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * response.c - the response API (giong/http/response.h): the head written
- * into the connection's batch as the handler goes, the body queued behind it
- * or written through it.
+ * response.c - the response API (giong/http/response.h), protocol-neutral:
+ * the handler's calls checked, the response's state kept (started, ended,
+ * streaming, counted), and the wire left to the connection's protocol
+ * (proto.h). The library's own responses (errors, 404, 405) and what a
+ * handler left unfinished are answered here too, for every protocol.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <giong/http/status.h>
 
 #include "common/conn.h"
+#include "common/request.h"
 #include "common/token.h"
-
-/* The most bytes of one response head (status line and fields). */
-#define HEAD_MAX (64u * 1024)
-
-static struct giong__http_out *batch_of(struct giong_http_response *res)
-{
-	return &res->f->c->batch->out;
-}
-
-void giong__http_response_begin(struct giong__http_frame *f)
-{
-	memset(&f->res, 0, sizeof(f->res));
-	f->res.f = f;
-	f->res.status = 200;
-}
 
 bool giong_http_response_started(const struct giong_http_response *res)
 {
@@ -51,27 +38,28 @@ int giong_http_response_status(struct giong_http_response *res, int status)
 	return 0;
 }
 
-/* The status line, Date and Server, once. */
+/* The head's beginning (the status, Date, Server), once. */
 static int start_head(struct giong_http_response *res)
 {
-	const struct giong_http_server *srv = res->f->c->w->srv;
-	struct giong__http_out *o;
 	int r;
 
 	if (res->started)
 		return 0;
-	if ((r = giong__http_frame_reserve(res->f, HEAD_MAX)))
+	if ((r = res->ops->head_start(res)))
 		return r;
-	o = batch_of(res);
-	res->head_start = o->len;
-	if ((r = giong__http_out_status(o, res->status)) || (r = giong__http_out_date(o)) ||
-	    (srv->server_name && (r = giong__http_out_header(o, "Server", 6, srv->server_name,
-							     srv->server_name_len)))) {
-		o->len = res->head_start;
-		return r;
-	}
 	res->started = true;
 	return 0;
+}
+
+/* The framing and the end of the head: @length bytes of body, or -1 for a
+ * streamed one. Counted as a response of its status. */
+static int end_head(struct giong_http_response *res, int64_t length)
+{
+	int r = res->ops->head_end(res, length);
+
+	if (!r)
+		giong__http_count_status(res->c->w, res->status);
+	return r;
 }
 
 static bool is_framing(const char *name, size_t len)
@@ -100,7 +88,6 @@ static bool is_framing(const char *name, size_t len)
 int giong_http_response_header_n(struct giong_http_response *res, const char *name, size_t name_len,
 				 const char *value, size_t value_len)
 {
-	struct giong__http_out *o;
 	int r;
 
 	if (!res || !name || (!value && value_len) || is_framing(name, name_len))
@@ -111,10 +98,7 @@ int giong_http_response_header_n(struct giong_http_response *res, const char *na
 		return -EINVAL;
 	if ((r = start_head(res)))
 		return r;
-	o = batch_of(res);
-	if (o->len - res->head_start + name_len + value_len + 4 > HEAD_MAX)
-		return -E2BIG;
-	return giong__http_out_header(o, name, name_len, value, value_len);
+	return res->ops->head_field(res, name, name_len, value, value_len);
 }
 
 int giong_http_response_header(struct giong_http_response *res, const char *name, const char *value)
@@ -124,48 +108,9 @@ int giong_http_response_header(struct giong_http_response *res, const char *name
 	return giong_http_response_header_n(res, name, strlen(name), value, strlen(value));
 }
 
-/* Whether the rest of this request's body will not be read after the
- * handler (giong__http_body_finish()'s rule): then the head says close. */
-static bool body_left_unread(const struct giong__http_frame *f)
-{
-	const struct giong__http_body_state *b = &f->body;
-
-	return !b->done && (b->error || (f->req.head.expect_continue && !b->continue_sent) ||
-			    (!b->chunked && b->left > GIONG__HTTP_DISCARD_MAX));
-}
-
-/* The framing fields and the empty line. @length < 0: chunked (HTTP/1.1)
- * or close-delimited (HTTP/1.0); @length >= 0: Content-Length, left out
- * where the status forbids one (1xx, 204) or it is not the body's (304). */
-static int end_head(struct giong_http_response *res, int64_t length)
-{
-	struct giong__http_frame *f = res->f;
-	struct giong__http_out *o = batch_of(res);
-	bool v10 = f->req.head.version_minor == 0;
-	int r = 0;
-
-	if (body_left_unread(f) || f->c->w->shutting_down)
-		res->close = true;
-	if (length < 0 && v10)
-		res->close = true; /* no chunked coding in HTTP/1.0 */
-	if (length >= 0 && res->status != 204 && res->status != 304)
-		r = giong__http_out_content_length(o, (uint64_t)length);
-	else if (length < 0 && !v10)
-		r = giong__http_out_append(o, "Transfer-Encoding: chunked\r\n", 28);
-	if (!r && res->close)
-		r = giong__http_out_append(o, "Connection: close\r\n", 19);
-	else if (!r && v10)
-		r = giong__http_out_append(o, "Connection: keep-alive\r\n", 24);
-	if (!r)
-		r = giong__http_out_append(o, "\r\n", 2);
-	if (!r)
-		giong__http_count_status(f->c->w, res->status);
-	return r;
-}
-
 static bool is_head(const struct giong_http_response *res)
 {
-	return res->f->req.head.method_id == GIONG_HTTP_HEAD;
+	return res->req->head.method_id == GIONG_HTTP_HEAD;
 }
 
 /* The head of a response whose body has @len bytes (send and sendfile),
@@ -196,17 +141,10 @@ int giong_http_response_send(struct giong_http_response *res, const void *body, 
 		return -EINVAL;
 	if ((r = sized_body(res, len)) <= 0)
 		return r;
-	if (len <= GIONG__HTTP_COPY_MAX) {
-		if ((r = giong__http_frame_reserve(res->f, len)))
-			return r;
-		return giong__http_out_append(batch_of(res), body, len);
-	}
-	/* The handler's memory is lent to the kernel until this returns. */
-	struct iovec iov = {(void *)body, len};
-	return giong__http_frame_write(res->f, &iov, 1);
+	return res->ops->body(res, body, len);
 }
 
-/* Begin a streamed body: the head, chunked or close-delimited. */
+/* Begin a streamed body: the head, its end saying so. */
 static int start_stream(struct giong_http_response *res)
 {
 	int r;
@@ -218,14 +156,12 @@ static int start_stream(struct giong_http_response *res)
 	if ((r = start_head(res)) || (r = end_head(res, -1)))
 		return r;
 	res->streaming = true;
-	res->chunked = res->f->req.head.version_minor != 0;
 	return 0;
 }
 
 int giong_http_response_write(struct giong_http_response *res, const void *buf, size_t len)
 {
-	char size_line[20];
-	int r, n;
+	int r;
 
 	if (!res || (!buf && len))
 		return -EINVAL;
@@ -236,15 +172,7 @@ int giong_http_response_write(struct giong_http_response *res, const void *buf, 
 	if (!len || is_head(res))
 		return 0;
 	res->body_bytes += len;
-	/* Written now, not batched: a stream's reader expects each piece when
-	 * it is written. The handler's memory is lent until this returns. */
-	if (!res->chunked) {
-		struct iovec iov = {(void *)buf, len};
-		return giong__http_frame_write(res->f, &iov, 1);
-	}
-	n = snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
-	struct iovec iov[3] = {{size_line, (size_t)n}, {(void *)buf, len}, {(void *)"\r\n", 2}};
-	return giong__http_frame_write(res->f, iov, 3);
+	return res->ops->body_write(res, buf, len);
 }
 
 int giong_http_response_end(struct giong_http_response *res)
@@ -258,11 +186,9 @@ int giong_http_response_end(struct giong_http_response *res)
 	if ((r = start_stream(res)))
 		return r;
 	res->ended = true;
-	if (!res->chunked || is_head(res))
-		return 0; /* HTTP/1.0: the close ends it */
-	if ((r = giong__http_frame_reserve(res->f, 5)))
-		return r;
-	return giong__http_out_append(batch_of(res), "0\r\n\r\n", 5);
+	if (is_head(res))
+		return 0;
+	return res->ops->body_end(res);
 }
 
 int giong_http_response_sendfile(struct giong_http_response *res, int fd, off_t offset,
@@ -274,28 +200,26 @@ int giong_http_response_sendfile(struct giong_http_response *res, int fd, off_t 
 		return -EINVAL;
 	if ((r = sized_body(res, len)) <= 0)
 		return r;
-	return giong__http_sendfile(res->f, fd, offset, len);
+	return res->ops->sendfile(res, fd, offset, len);
 }
 
 int giong__http_response_simple(struct giong_http_response *res, int status, const char *allow,
 				const char *text)
 {
-	struct giong__http_out *o;
 	size_t len = text ? strlen(text) : 0;
 	int r;
 
 	res->status = status;
 	if ((r = start_head(res)))
 		return r;
-	o = batch_of(res);
-	if (allow && (r = giong__http_out_header(o, "Allow", 5, allow, strlen(allow))))
+	if (allow && (r = res->ops->head_field(res, "Allow", 5, allow, strlen(allow))))
 		return r;
-	if (text && (r = giong__http_out_append(o, "Content-Type: text/plain\r\n", 26)))
+	if (text && (r = res->ops->head_field(res, "Content-Type", 12, "text/plain", 10)))
 		return r;
 	if ((r = end_head(res, (int64_t)len)))
 		return r;
 	res->ended = true;
-	if (text && !is_head(res) && (r = giong__http_out_append(o, text, len)))
+	if (text && !is_head(res) && (r = res->ops->body(res, text, len)))
 		return r;
 	return 0;
 }
@@ -319,10 +243,9 @@ static int error_status(int err)
 
 int giong__http_response_finish(struct giong_http_response *res, int hr)
 {
-	struct giong__http_out *o = batch_of(res);
 	int r;
 
-	if (hr < 0 && res->f->c->broken)
+	if (hr < 0 && res->c->broken)
 		return hr; /* the connection failed under the handler */
 	if (hr < 0 && res->ended) {
 		/* The response was whole: it stands, but a failed handler's
@@ -332,7 +255,7 @@ int giong__http_response_finish(struct giong_http_response *res, int hr)
 	}
 	if (hr < 0 && res->started && !res->sent_some) {
 		/* Nothing of it left yet: take the begun head back, answer 500. */
-		o->len = res->head_start;
+		res->ops->head_cancel(res);
 		res->started = res->ended = res->streaming = false;
 	}
 	if (hr < 0 && res->started) {

@@ -17,6 +17,26 @@
 #include <unistd.h>
 
 #include "common/conn.h"
+#include "h1/h1.h"
+
+/*
+ * The one dispatch step: the protocol a connection speaks, chosen once, after
+ * its wrap (a TLS handshake has settled ALPN by then) and before its first
+ * request. Today always HTTP/1.1. HTTP/2 plugs in here, as a second table of
+ * operations (proto.h) in its own folder: by ALPN ("h2" negotiated on the
+ * wrapped stream), or, over cleartext, by the client's connection preface
+ * ("PRI * HTTP/2.0
+
+SM
+
+", peeked at like the PROXY header:
+ * proxy.c) when the server's options allow prior knowledge.
+ */
+static const struct giong__http_proto_ops *choose_protocol(struct giong__http_conn *c)
+{
+	(void)c;
+	return &giong__http1_ops;
+}
 
 int giong_http_server_new(const struct giong_http_router *router,
 			  const struct giong_http_server_options *opts,
@@ -31,6 +51,7 @@ int giong_http_server_new(const struct giong_http_router *router,
 	if (!srv)
 		return -ENOMEM;
 	srv->router = router;
+	srv->choose = choose_protocol;
 	giong_http_limits_init(&srv->limits);
 	if (opts && opts->limits)
 		srv->limits = *opts->limits;
@@ -133,52 +154,7 @@ int giong_http_server_stats(const struct giong_http_server *srv, unsigned worker
 	return 0;
 }
 
-/* ------------------------------------------------------------ batches */
-
-struct giong__http_batch *giong__http_batch_get(struct giong__http_worker *w)
-{
-	struct giong__http_batch *b = giong__list_entry(giong__list_pop_front(&w->batches),
-							struct giong__http_batch, link);
-
-	if (b) {
-		w->nbatches--;
-		return b;
-	}
-	b = calloc(1, sizeof(*b));
-	if (b)
-		giong__http_out_init(&b->out, GIONG__HTTP_BATCH_MAX + 128u * 1024);
-	return b;
-}
-
-void giong__http_batch_put(struct giong__http_worker *w, struct giong__http_batch *b)
-{
-	giong__http_out_clear(&b->out);
-	if (b->out.cap > GIONG__HTTP_BATCH_KEEP)
-		giong__http_out_free(&b->out); /* a big one does not stay */
-	if (w->nbatches >= GIONG__HTTP_BATCH_CACHE) {
-		giong__http_out_free(&b->out);
-		free(b);
-		return;
-	}
-	giong__list_push_front(&w->batches, &b->link); /* the warmest first */
-	w->nbatches++;
-}
-
 /* ------------------------------------------------------------ sweeper */
-
-void giong__http_worker_conn_ended(struct giong__http_worker *w)
-{
-	giong_waitq_wake_all(&w->conns_wait, 0);
-	if (!w->stats.open)
-		giong_waitq_wake_all(&w->sweep_wait, 0);
-}
-
-void giong__http_stream_ended(struct giong__http_stream_wait *sw)
-{
-	sw->ended = true;
-	sw->conn = NULL;
-	giong_waitq_wake_all(&sw->wq, 0);
-}
 
 /* Close the heads of @l parked at or before @before; count them in *@count. */
 static void expire(struct giong__list *l, uint64_t before, uint64_t *count)

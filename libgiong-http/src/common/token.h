@@ -37,4 +37,21 @@ static inline bool giong__http_is_token(const char *s, size_t n)
 	return true;
 }
 
+/* giong__http_token_eq() - whether buf[0..len) equals the NUL-terminated @lower,
+ * ASCII case-insensitively (@lower in lower case): field names, Connection tokens. */
+static inline bool giong__http_token_eq(const char *buf, size_t len, const char *lower)
+{
+	size_t i = 0;
+
+	if (!buf)
+		return false;
+	for (; i < len && lower[i]; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char)lower[i])
+			return false;
+	}
+	return i == len && !lower[i];
+}
+
 #endif /* GIONG_HTTP_TOKEN_H */

@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * body.c - the request body (giong/http/request.h): whole or in pieces,
- * de-chunked, bounded by the body limit, under the body deadline; 100
- * Continue at the first read; what the handler left, read and dropped.
+ * body.c - HTTP/1.1's request body operations (common/proto.h): the body's
+ * bytes by its framing (Content-Length or chunked, de-chunked), bounded by
+ * the body limit, under the body deadline; 100 Continue as an interim
+ * response; what the handler left, read and dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/conn.h"
+#include "h1/h1.h"
 
 static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
-void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit)
+void giong__http1_body_begin(struct giong_http_request *req, uint64_t limit)
 {
-	struct giong__http_body_state *b = &f->body;
-	const struct giong__http_head *h = &f->req.head;
+	struct giong__http_frame *f = req->px;
+	struct giong__http1_body *b = &f->body;
+	const struct giong__http_head *h = &req->head;
 
 	memset(b, 0, sizeof(*b));
-	f->req.frame = f;
 	b->deadline = giong_now_ms() + f->c->w->srv->limits.body_timeout_ms;
 	if (h->body == GIONG__HTTP_BODY_CHUNKED) {
 		b->chunked = true;
@@ -27,15 +28,8 @@ void giong__http_body_begin(struct giong__http_frame *f, uint64_t limit)
 	} else if (h->body == GIONG__HTTP_BODY_LENGTH && h->content_length) {
 		b->left = h->content_length;
 	} else {
-		b->done = true;
+		req->body.done = true;
 	}
-}
-
-void giong__http_body_end(struct giong__http_frame *f)
-{
-	free(f->body.copy);
-	f->body.copy = NULL;
-	f->req.frame = NULL;
 }
 
 /* Write what the batch holds before this request's response (the answers to
@@ -51,12 +45,12 @@ static int write_earlier(struct giong__http_frame *f, const char *line, size_t l
 	int r, n = 0;
 
 	if (!len &&
-	    (!c->batch || c->sending || !(f->res.started ? f->res.head_start : c->batch->out.len)))
+	    (!c->batch || c->sending || !(f->res.started ? f->head_start : c->batch->out.len)))
 		return 0; /* nothing earlier waits in the batch, or it is on its way */
-	if ((r = giong__http_frame_reserve(f, 0)))
+	if ((r = giong__http_conn_wait_sent(c, &f->wait)))
 		return r;
 	o = &c->batch->out;
-	hs = f->res.started ? f->res.head_start : o->len;
+	hs = f->res.started ? f->head_start : o->len;
 	if (hs)
 		iov[n++] = (struct iovec){o->data, hs};
 	if (len)
@@ -71,50 +65,36 @@ static int write_earlier(struct giong__http_frame *f, const char *line, size_t l
 		memcpy(save, o->data + hs, rest);
 	giong__http_out_clear(o);
 	/* iov's bytes (the batch's buffer, kept by the clear, and @line) are lent
-	 * to the kernel inside giong__http_frame_write() only: it returns once
+	 * to the kernel inside giong__http_conn_write() only: it returns once
 	 * they are sent, before the begun part is appended back over them. */
-	r = giong__http_frame_write(f, iov, n);
+	r = giong__http_conn_write(c, &f->wait, iov, n);
 	if (r == 0 && rest)
 		r = giong__http_out_append(o, save, rest);
 	free(save);
-	f->res.head_start = 0;
+	f->head_start = 0;
 	return r;
 }
 
 /* The client waits for "100 Continue" before it sends the body: it goes out
  * now, ahead of this request's response if that was begun in the batch. */
-static int send_continue(struct giong__http_frame *f)
+int giong__http1_interim(struct giong_http_request *req, int status)
 {
-	int r;
-
-	f->body.continue_sent = true;
-	r = write_earlier(f, continue_line, sizeof(continue_line) - 1);
-	giong__http_count_status(f->c->w, 100);
-	return r;
-}
-
-/* Whether the body may be read now: 100 Continue first if it is owed. */
-static int body_ready(struct giong__http_frame *f)
-{
-	struct giong__http_body_state *b = &f->body;
-
-	if (b->error)
-		return b->error;
-	if (!b->done && f->req.head.expect_continue && !b->continue_sent)
-		return b->error = send_continue(f);
-	return 0;
+	(void)status; /* 100: the only one the server sends */
+	return write_earlier(req->px, continue_line, sizeof(continue_line) - 1);
 }
 
 /* The next span of body bytes (into the input, valid while the request is
  * answered): its length, 0 at the end, or -errno (sticky). */
-static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t max)
+ssize_t giong__http1_body_next(struct giong_http_request *req, const char **data, size_t max)
 {
-	struct giong__http_body_state *b = &f->body;
+	struct giong__http_frame *f = req->px;
+	struct giong__http1_body *b = &f->body;
+	struct giong__http_body_read *nb = &req->body;
 	uint64_t saved;
 	ssize_t ret = 0;
 
-	if (b->done || b->error)
-		return b->error;
+	if (nb->done || nb->error)
+		return nb->error;
 	saved = giong_deadline_set(b->deadline);
 	for (;;) {
 		const char *p;
@@ -124,7 +104,7 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 		 * requests go first, as a client may wait for them before it sends
 		 * the rest of this body. */
 		if (!f->in.len && !f->in.blen && !f->in.eof && (n = write_earlier(f, NULL, 0))) {
-			b->error = (int)n;
+			nb->error = (int)n;
 			ret = n;
 			break;
 		}
@@ -134,7 +114,7 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 			ret = n == 0 || n == -ECANCELED ? (n ? n : -ECONNRESET) : n;
 			if (ret == -ETIMEDOUT)
 				f->c->w->stats.body_timeouts++;
-			b->error = (int)ret;
+			nb->error = (int)ret;
 			break;
 		}
 		if (!b->chunked) {
@@ -145,7 +125,7 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 			*data = p;
 			giong__http_frame_consume(f, k);
 			b->left -= k;
-			b->done = b->left == 0;
+			nb->done = b->left == 0;
 			ret = (ssize_t)k;
 			break;
 		}
@@ -160,14 +140,14 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 			break;
 		}
 		if (d == GIONG__HTTP_CHUNKED_DONE) {
-			b->done = true;
+			nb->done = true;
 			break;
 		}
 		if (d < 0) {
-			b->error = d == -413 ? -EMSGSIZE : -EBADMSG;
+			nb->error = d == -413 ? -EMSGSIZE : -EBADMSG;
 			if (d == -413)
 				f->c->w->stats.body_too_large++;
-			ret = b->error;
+			ret = nb->error;
 			break;
 		}
 		/* MORE: everything given was framing; read on */
@@ -176,115 +156,21 @@ static ssize_t body_next(struct giong__http_frame *f, const char **data, size_t 
 	return ret;
 }
 
-ssize_t giong_http_request_body(struct giong_http_request *r, const void **data)
+int giong__http1_body_finish(struct giong__http_frame *f)
 {
-	struct giong__http_frame *f;
-	struct giong__http_body_state *b;
-	const char *p;
-	ssize_t n;
-	int e;
-
-	if (!r || !data || !(f = r->frame))
-		return -EINVAL;
-	b = &f->body;
-	*data = "";
-	if (b->streamed)
-		return -EALREADY;
-	if (b->whole) {
-		*data = b->whole_data;
-		return b->error ? b->error : (ssize_t)b->whole_len;
-	}
-	b->whole = true;
-	b->whole_data = "";
-	if ((e = body_ready(f)))
-		return e;
-	/* A sized body already buffered in one piece is lent in place. */
-	if (!b->chunked && !b->done && f->in.len >= b->left) {
-		n = body_next(f, &p, (size_t)b->left);
-		if (n < 0)
-			return n;
-		b->whole_data = p;
-		b->whole_len = (size_t)n;
-		*data = p;
-		return n;
-	}
-	/* Grown as bytes come, not sized by the length the client claims: a
-	 * client that declares the limit and sends one byte holds 64 KiB, not
-	 * the limit. */
-	size_t cap = b->chunked || b->left > 65536 ? 65536 : (size_t)b->left;
-
-	while ((n = body_next(f, &p, SIZE_MAX)) > 0) {
-		if (!b->copy || b->copy_len + (size_t)n > cap) {
-			size_t want = b->copy_len + (size_t)n;
-			char *c;
-
-			if (want > cap)
-				cap = want > cap * 2 ? want : cap * 2;
-			if (!(c = realloc(b->copy, cap)))
-				return b->error = -ENOMEM;
-			b->copy = c;
-		}
-		memcpy(b->copy + b->copy_len, p, (size_t)n);
-		b->copy_len += (size_t)n;
-	}
-	if (n < 0)
-		return n;
-	b->whole_data = b->copy ? b->copy : "";
-	b->whole_len = b->copy_len;
-	*data = b->whole_data;
-	return (ssize_t)b->whole_len;
-}
-
-ssize_t giong_http_request_read(struct giong_http_request *r, void *buf, size_t len)
-{
-	struct giong__http_frame *f;
-	struct giong__http_body_state *b;
-	const char *p;
-	ssize_t n;
-	int e;
-
-	if (!r || !(f = r->frame) || (!buf && len))
-		return -EINVAL;
-	b = &f->body;
-	if (b->whole)
-		return -EALREADY;
-	b->streamed = true;
-	if (!len)
-		return 0;
-	if ((e = body_ready(f)))
-		return e;
-	n = body_next(f, &p, len);
-	if (n > 0)
-		memcpy(buf, p, (size_t)n);
-	return n;
-}
-
-int64_t giong_http_request_content_length(const struct giong_http_request *r)
-{
-	if (!r)
-		return -EINVAL;
-	if (r->head.body == GIONG__HTTP_BODY_CHUNKED)
-		return -1;
-	return r->head.body == GIONG__HTTP_BODY_LENGTH ? (int64_t)r->head.content_length : 0;
-}
-
-int giong__http_body_finish(struct giong__http_frame *f)
-{
-	struct giong__http_body_state *b = &f->body;
 	size_t dropped = 0;
 	const char *p;
 	ssize_t n;
 
-	if (b->done)
+	if (f->req.body.done)
 		return 0;
-	if (b->error || (f->req.head.expect_continue && !b->continue_sent) ||
-	    (!b->chunked && b->left > GIONG__HTTP_DISCARD_MAX)) {
+	if (giong__http1_body_left_unread(f)) {
 		/* The client may never send it, or it costs more than a new
 		 * connection: close after the response instead. */
 		f->res.close = true;
 		return 0;
 	}
-	while ((n = body_next(f, &p, SIZE_MAX)) > 0) {
+	while ((n = giong__http1_body_next(&f->req, &p, SIZE_MAX)) > 0) {
 		dropped += (size_t)n;
 		if (dropped > GIONG__HTTP_DISCARD_MAX) {
 			f->res.close = true;

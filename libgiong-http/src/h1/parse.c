@@ -26,23 +26,6 @@ enum scan_state {
 	S_DONE = GIONG__HTTP_S_DONE,
 };
 
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-}
-
-bool giong__http_token_eq(const char *buf, size_t len, const char *lo)
-{
-	size_t n = strlen(lo);
-
-	if (!buf || len != n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (lower(buf[i]) != lo[i])
-			return false;
-	return true;
-}
-
 /* The methods http-parser knows, as its table names them (M-SEARCH included). */
 static const char *const known_methods[] = {
 #define XX(num, name, string) #string,

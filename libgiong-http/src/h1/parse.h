@@ -31,57 +31,13 @@
 #include <giong/http/limits.h>
 #include <giong/http/method.h>
 
+#include "common/request.h"
+#include "common/token.h"
+
 /* Leading empty lines (CRLF) before a request line that are skipped (RFC 9112 2.2
  * says a server SHOULD ignore at least one); one more is 400. They count in the
  * returned length and against the head limit. */
 #define GIONG__HTTP_LEADING_EMPTY_MAX 4
-
-struct giong__http_field {
-	const char *name, *value; /* into the caller's buffer; value without OWS around it */
-	uint32_t name_len, value_len;
-};
-
-enum giong__http_body {
-	GIONG__HTTP_BODY_NONE,    /* neither Content-Length nor Transfer-Encoding */
-	GIONG__HTTP_BODY_LENGTH,  /* Content-Length: content_length bytes (maybe 0) */
-	GIONG__HTTP_BODY_CHUNKED, /* Transfer-Encoding: chunked (chunked.h decodes it) */
-};
-
-enum giong__http_target_form {
-	GIONG__HTTP_ORIGIN_FORM,    /* /path?query */
-	GIONG__HTTP_ABSOLUTE_FORM,  /* http://host/path?query (host taken from it) */
-	GIONG__HTTP_AUTHORITY_FORM, /* CONNECT host:port */
-	GIONG__HTTP_ASTERISK_FORM,  /* OPTIONS * */
-};
-
-struct giong__http_head {
-	const char *method; /* the token as sent */
-	uint32_t method_len;
-	int method_id; /* enum giong_http_method */
-	const char *target;
-	uint32_t target_len;
-	enum giong__http_target_form form;
-	/* Origin and absolute form: the path ("/" when an absolute target has none: then
-	 * a static string, not the buffer) and the query without its '?' (NULL, 0 when
-	 * there is none). Authority and asterisk form: both NULL, 0. */
-	const char *path, *query;
-	uint32_t path_len, query_len;
-	uint8_t version_major, version_minor; /* 1.0 or 1.1: nothing else is accepted */
-	struct giong__http_field *fields;     /* the caller's array, in the order sent */
-	uint32_t nfields;
-	/* The authority: the absolute-form target's (RFC 9112 3.2.2: it wins over Host),
-	 * or Host's value; NULL, 0 for an HTTP/1.0 request without either. */
-	const char *host;
-	uint32_t host_len;
-	enum giong__http_body body;
-	uint64_t content_length; /* GIONG__HTTP_BODY_LENGTH: the length; else 0 */
-	/* RFC 9112 9.3: HTTP/1.1 persists unless a Connection "close" token; HTTP/1.0 only
-	 * with a "keep-alive" token and no "close". Every accepted framing is one that can
-	 * be trusted (the doubtful ones are refused), so nothing else obliges a close. */
-	bool keep_alive;
-	bool expect_continue; /* HTTP/1.1 with Expect: 100-continue (ignored in 1.0) */
-	bool upgrade;         /* an Upgrade field was sent (not acted on here) */
-};
 
 /*
  * The scanner's state between calls on one head. Zero it (or pass NULL and pay a
@@ -122,9 +78,5 @@ struct giong__http_scan {
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *scan, struct giong__http_head *h,
 			   struct giong__http_field *fields);
-
-/* giong__http_token_eq() - whether buf[0..len) equals the NUL-terminated @lower,
- * ASCII case-insensitively (@lower in lower case): field names, Connection tokens. */
-bool giong__http_token_eq(const char *buf, size_t len, const char *lower);
 
 #endif /* GIONG_HTTP_PARSE_H */

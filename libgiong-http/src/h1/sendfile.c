@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/conn.h"
+#include "h1/h1.h"
 
 /* What one splice into a pipe moves when its size cannot be known: the default. */
 #define SPLICE_CHUNK (64u * 1024)
@@ -142,7 +142,7 @@ static int by_reads(struct giong__http_frame *f, int fd, uint64_t off, uint64_t 
 			break;
 		}
 		struct iovec iov = {buf, (size_t)n};
-		r = giong__http_frame_write(f, &iov, 1);
+		r = giong__http1_write(f, &iov, 1);
 		off += (uint64_t)n;
 		len -= (uint64_t)n;
 	}
@@ -161,16 +161,15 @@ static int plain_socket(const struct giong_stream *s)
 	return giong_stream_fd(s);
 }
 
-int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_t len)
+int giong__http1_sendfile(struct giong_http_response *res, int fd, off_t off, uint64_t len)
 {
+	struct giong__http_frame *f = res->px;
 	struct giong__http_out *o;
 	int sock, r;
 
 	if (len <= GIONG__HTTP_COPY_MAX) {
-		/* Into the batch: it is not in flight after reserve, and the
-		 * read's target is lent to the kernel until giong_io returns. */
-		if ((r = giong__http_frame_reserve(f, (size_t)len)))
-			return r;
+		/* Into the batch (not in flight while a handler runs: h1.h), and
+		 * the read's target is lent to the kernel until giong_io returns. */
 		o = &f->c->batch->out;
 		for (uint64_t got = 0; got < len;) {
 			char *dst;
@@ -192,7 +191,7 @@ int giong__http_sendfile(struct giong__http_frame *f, int fd, off_t off, uint64_
 	}
 	sock = plain_socket(f->c->s);
 	/* What is queued goes first, then the file's bytes. */
-	if ((r = giong__http_frame_write(f, NULL, 0)))
+	if ((r = giong__http1_write(f, NULL, 0)))
 		return r;
 	r = sock >= 0 ? by_splice(f, sock, fd, (uint64_t)off, len)
 		      : by_reads(f, fd, (uint64_t)off, len);
