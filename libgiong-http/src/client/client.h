@@ -203,7 +203,9 @@ int giong__http_ex_frame(struct giong_http_exchange *ex, size_t len);
 /* The end of @ex, handed back by its pipeline: the connection goes on to the
  * next response (1), to the pool after the last (1), or is closed (0). */
 int giong__http_pipeline_ex_end(struct giong_http_exchange *ex);
-/* Free the pipelines cached by @w (the worker ends). */
+/* Free the pipelines cached by @w (the worker ends). The client's one upcall
+ * (libgiong-http/CMakeLists.txt's call order, build.http_order): client.c,
+ * below pipeline.c, frees the worker's share and with it this cache. */
 void giong__http_pipeline_cache_free(struct giong__http_cworker *w);
 
 /* A URL taken apart (spans into it, but for the defaulted target). */

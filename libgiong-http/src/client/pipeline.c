@@ -67,6 +67,7 @@ static void pl_put(struct giong__http_cworker *w, struct giong_http_pipeline *pl
 	w->npipelines++;
 }
 
+/* An upcall from client.c (client.h says why it is allowed). */
 void giong__http_pipeline_cache_free(struct giong__http_cworker *w)
 {
 	struct giong_http_pipeline *pl;

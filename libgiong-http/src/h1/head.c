@@ -54,7 +54,8 @@ int giong__http_each_element(const char *v, uint32_t len, int (*fn)(const char *
 	return 0;
 }
 
-int giong__http_content_length(const char *v, uint32_t len, uint64_t *out)
+/* Content-Length's value: 1*DIGIT, no overflow (RFC 9110 8.6). 0 or -400. */
+static int content_length(const char *v, uint32_t len, uint64_t *out)
 {
 	uint64_t n = 0;
 
@@ -116,7 +117,7 @@ bool giong__http_framing_field(const struct giong__http_field *f, struct giong__
 		/* Even two equal values are refused: RFC 9110 8.6 allows it, and it
 		 * is the choice no smuggling can exploit. */
 		if (++fr->lengths > 1 ||
-		    giong__http_content_length(f->value, f->value_len, &fr->content_length))
+		    content_length(f->value, f->value_len, &fr->content_length))
 			fr->bad_length = true;
 		return true;
 	}

@@ -119,9 +119,6 @@ void giong__http_split_fields(const char *p, const char *end, struct giong__http
 int giong__http_each_element(const char *v, uint32_t len, int (*fn)(const char *, size_t, void *),
 			     void *arg);
 
-/* Content-Length's value: 1*DIGIT, no overflow (RFC 9110 8.6). 0 or -400. */
-int giong__http_content_length(const char *v, uint32_t len, uint64_t *out);
-
 /* What the framing fields of one head say (giong__http_framing()). */
 struct giong__http_framing {
 	unsigned lengths, tes;      /* Content-Length and Transfer-Encoding fields */
