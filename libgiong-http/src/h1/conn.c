@@ -78,7 +78,7 @@ static void refuse(struct giong__http_frame *f, int status)
 static int answer_buffered(struct giong__http_frame *f)
 {
 	const struct giong_http_limits *lim = &f->c->w->srv->limits;
-	int n, r;
+	int n, r, status = 0;
 
 	while (f->in.len && !f->c->last) {
 		if (!f->head_started) {
@@ -87,13 +87,14 @@ static int answer_buffered(struct giong__http_frame *f)
 			memset(&f->scan, 0, sizeof(f->scan));
 		}
 		n = giong__http_parse_head(f->in.data, f->in.len, lim, &f->scan, &f->req.head,
-					   f->fields);
+					   f->fields, &status);
 		if (n == 0)
 			return 1;
 		f->c->w->stats.requests++;
 		f->head_started = false;
 		if (n < 0) {
-			refuse(f, -n);
+			refuse(f,
+			       n == -EBADMSG ? status : 500); /* -EINVAL: ours, not the client's */
 			return 0;
 		}
 		f->in.data += n;

@@ -400,9 +400,17 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
+/* A refusal: its status through @status, the return value an errno. */
+static int refused(int *status, int r)
+{
+	if (status)
+		*status = -r;
+	return -EBADMSG;
+}
+
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *sc, struct giong__http_head *h,
-			   struct giong__http_field *fields)
+			   struct giong__http_field *fields, int *status)
 {
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};
@@ -423,14 +431,17 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 		len = UINT32_MAX; /* past any head limit: the scanner refuses before */
 	if (sc->pos > len)
 		return -EINVAL; /* the buffer lost bytes it had */
+	/* Below, the scanner's steps return minus the status of a refusal: they
+	 * know no errno. Here it leaves through @status. */
 	r = scan((const unsigned char *)buf, len, lim, sc);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return refused(status, r);
+	if (r == 0)
+		return 0;
 	split(buf, sc, &out, fields);
-	if ((r = semantics(&out)))
-		return r;
-	if ((r = second_opinion(buf + sc->rl_start, sc->pos - sc->rl_start, &out)))
-		return r;
+	if ((r = semantics(&out)) ||
+	    (r = second_opinion(buf + sc->rl_start, sc->pos - sc->rl_start, &out)))
+		return refused(status, r);
 	*h = out;
 	return (int)sc->pos;
 }

@@ -61,22 +61,24 @@ struct giong__http_scan {
  * @scan: resumable state (see above), or NULL to scan from the start each time.
  * @h: filled on success only.
  * @fields: the caller's array of at least lim->fields entries; h->fields points to it.
+ * @status: where a refusal's status goes (NULL: not wanted).
  *
  * Returns:
  *  > 0   the head's length in bytes, through its empty line (leading empty lines
  *        included): the body, or the next request, starts there. *h is filled.
  *  0     need more bytes: nothing seen so far is wrong and no limit is crossed yet
  *        (so "need more" never grows past lim->head).
- *  < 0   minus the status to answer, after which the server closes:
- *        -400 malformed, -414 request line over lim->request_line (as soon as its
- *        length is known to be over), -431 head over lim->head or more than
- *        lim->fields fields, -501 a well-formed method token the parser does not know
- *        or a transfer coding before a final chunked, -505 a version other than HTTP/1.0
- *        and HTTP/1.1 (HTTP/0.9's two-word request line included), -417 an Expect
- *        other than 100-continue; or -EINVAL for NULL buf (with len > 0), h or fields.
+ *  -EBADMSG  refused: *@status is the status to answer, after which the server closes:
+ *        400 malformed, 414 request line over lim->request_line (as soon as its
+ *        length is known to be over), 431 head over lim->head or more than
+ *        lim->fields fields, 501 a well-formed method token the parser does not know
+ *        or a transfer coding before a final chunked, 505 a version other than HTTP/1.0
+ *        and HTTP/1.1 (HTTP/0.9's two-word request line included), 417 an Expect
+ *        other than 100-continue.
+ *  -EINVAL   NULL buf (with len > 0), h or fields, or a scan state that does not fit.
  */
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *scan, struct giong__http_head *h,
-			   struct giong__http_field *fields);
+			   struct giong__http_field *fields, int *status);
 
 #endif /* GIONG_HTTP_PARSE_H */
