@@ -513,7 +513,7 @@ static int read_head(struct giong_http_exchange *ex)
 		if (in->len) {
 			r = parse_head(ex, &ex->w->memo);
 			if (r < 0) {
-				r = r == -431 ? -EMSGSIZE : -EBADMSG;
+				r = r == -EMSGSIZE ? r : -EBADMSG;
 				break;
 			}
 			if (r > 0) {

@@ -304,8 +304,8 @@ void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
 }
 
 /* The PROXY header and the wrap, once, before the first request, under the
- * head deadline: 0, -400 (a bad PROXY header: refused on the plain socket,
- * before any wrap), or -errno (close). */
+ * head deadline: 0, 400 (a bad PROXY header: the status to refuse with on the
+ * plain socket, before any wrap), or -errno (close). */
 static int conn_open(struct giong__http_conn *c)
 {
 	const struct giong_http_server *srv = c->w->srv;
@@ -314,7 +314,9 @@ static int conn_open(struct giong__http_conn *c)
 
 	c->wrap_pending = false;
 	r = srv->proxy_protocol ? giong__http_read_proxy_header(c) : 0;
-	if (r == 0 && srv->wrap) {
+	if (r == -EBADMSG)
+		r = 400;
+	else if (r == 0 && srv->wrap) {
 		struct giong_stream *out = NULL;
 
 		r = srv->wrap(c->s, srv->wrap_ctx, &out);
@@ -338,13 +340,13 @@ static intptr_t conn_task(void *arg)
 	struct giong__http_conn *c = arg;
 	int r = 0;
 
-	if (c->wrap_pending && (r = conn_open(c)) && r != -400) {
+	if (c->wrap_pending && (r = conn_open(c)) < 0) {
 		conn_close(c);
 		return 0;
 	}
 	if (!c->proto)
 		c->proto = c->w->srv->choose(c);
-	c->proto->serve(c, r == -400 ? 400 : 0);
+	c->proto->serve(c, r);
 	return 0;
 }
 

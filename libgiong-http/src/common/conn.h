@@ -158,7 +158,7 @@ void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
 void giong__http_conn_close(struct giong__http_conn *c);
 
 /* proxy.c: the PROXY header from the socket (c->client set when it names
- * one): 0, -400 missing or malformed, or -errno. */
+ * one): 0, -EBADMSG missing or malformed, or -errno. */
 int giong__http_read_proxy_header(struct giong__http_conn *c);
 
 /* Count a response of @status on @w. */

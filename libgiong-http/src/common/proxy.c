@@ -93,18 +93,18 @@ static int parse_v1(const char *buf, size_t len, struct giong_addr *src, bool *h
 		if (end == len)
 			return 0;
 		if (end + 2 > GIONG__HTTP_PROXY_V1_MAX)
-			return -400;
+			return -EBADMSG;
 		if (buf[end] == '\r')
 			break;
 		if ((unsigned char)buf[end] < 0x20 || (unsigned char)buf[end] > 0x7e)
-			return -400; /* a bare LF, a control, a byte above 0x7e */
+			return -EBADMSG; /* a bare LF, a control, a byte above 0x7e */
 	}
 	if (end + 1 == len)
 		return 0;
 	if (buf[end + 1] != '\n')
-		return -400;
+		return -EBADMSG;
 	if (!word(buf, end, &pos, &w[0], &n[0]))
-		return -400;
+		return -EBADMSG;
 	if (n[0] == 7 && !memcmp(w[0], "UNKNOWN", 7)) {
 		*has_src = false; /* the rest of the line is ignored, as the specification says */
 		return (int)end + 2;
@@ -114,17 +114,17 @@ static int parse_v1(const char *buf, size_t len, struct giong_addr *src, bool *h
 	else if (n[0] == 4 && !memcmp(w[0], "TCP6", 4))
 		family = AF_INET6;
 	else
-		return -400;
+		return -EBADMSG;
 	for (int i = 1; i < 5; i++) {
 		if (pos >= end || buf[pos] != ' ')
-			return -400;
+			return -EBADMSG;
 		pos++; /* exactly one SP between words */
 		if (!word(buf, end, &pos, &w[i], &n[i]))
-			return -400;
+			return -EBADMSG;
 	}
 	if (pos != end || !parse_ip(family, w[1], n[1], ip) || !parse_ip(family, w[2], n[2], dst) ||
 	    (sport = parse_port(w[3], n[3])) < 0 || (dport = parse_port(w[4], n[4])) < 0)
-		return -400;
+		return -EBADMSG;
 	(void)dport;
 	set_addr(src, family, ip, (uint16_t)sport);
 	*has_src = true;
@@ -139,12 +139,12 @@ static int parse_v2(const unsigned char *p, size_t len, struct giong_addr *src, 
 	if (len < 16)
 		return 0;
 	if ((p[12] >> 4) != 2)
-		return -400;
+		return -EBADMSG;
 	cmd = p[12] & 0x0f;
 	fam = p[13];
 	total = 16 + ((size_t)p[14] << 8 | p[15]);
 	if (cmd > 1 || total > GIONG__HTTP_PROXY_V2_MAX)
-		return -400;
+		return -EBADMSG;
 	if (len < total)
 		return 0;
 	*has_src = false;
@@ -160,7 +160,7 @@ static int parse_v2(const unsigned char *p, size_t len, struct giong_addr *src, 
 		*has_src = true;
 		return (int)total;
 	}
-	return -400; /* UDP, Unix, or addresses that do not fit the length */
+	return -EBADMSG; /* UDP, Unix, or addresses that do not fit the length */
 }
 
 int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src, bool *has_src)
@@ -179,7 +179,7 @@ int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src,
 	k = len < 6 ? len : 6;
 	if (!memcmp(buf, "PROXY ", k))
 		return k < 6 ? 0 : parse_v1(buf, len, src, has_src);
-	return -400;
+	return -EBADMSG;
 }
 
 /*
@@ -188,7 +188,7 @@ int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src,
  * client's (a TLS handshake, for a wrap), so it is first peeked at and then
  * only its own length is taken. A balancer writes it in one piece; should it
  * come in several, the peek is tried again every millisecond until the head
- * deadline. Returns 0 (c->client set when it named one), -400 for a missing
+ * deadline. Returns 0 (c->client set when it named one), -EBADMSG for a missing
  * or malformed header, or -errno.
  */
 int giong__http_read_proxy_header(struct giong__http_conn *c)

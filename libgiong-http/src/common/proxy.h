@@ -32,7 +32,7 @@
  * Returns its length (> 0) with *@has_src telling whether it named a client
  * (false for v1 UNKNOWN and v2 LOCAL or UNSPEC: the connection's own peer
  * stands) and *@src that client's address and port; 0 when more bytes are
- * needed (a prefix of a valid header); -400 when it is not a valid header;
+ * needed (a prefix of a valid header); -EBADMSG when it is not a valid header;
  * -EINVAL for NULL arguments.
  */
 int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src, bool *has_src);

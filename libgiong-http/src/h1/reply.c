@@ -145,6 +145,12 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
+/* A refused head as an errno: -EMSGSIZE past a limit (431), else -EBADMSG. */
+static int refused(int status)
+{
+	return status == -431 ? -EMSGSIZE : -EBADMSG;
+}
+
 int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http_limits *lim,
 			    bool head_request, struct giong__http_scan *sc,
 			    struct giong__http_reply *r, struct giong__http_field *fields)
@@ -170,9 +176,13 @@ int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http
 		len = UINT32_MAX;
 	if (sc->pos > len)
 		return -EINVAL;
+	/* Below, the scanner's steps return minus the status a server would
+	 * answer (400, 431, 505): they know no errno. Here it becomes one. */
 	e = scan((const unsigned char *)buf, len, lim, sc);
-	if (e <= 0)
-		return e;
+	if (e < 0)
+		return refused(e);
+	if (e == 0)
+		return 0;
 	out.status = (int)sc->method_len;
 	out.version_minor = sc->vminor;
 	/* "HTTP/1.1 200 " is 13 bytes; the reason runs to the CR. */
@@ -182,10 +192,8 @@ int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http
 	out.reason_len = (uint32_t)(eol - p);
 	out.fields = fields;
 	giong__http_split_fields(eol + 2, buf + sc->pos, fields, &out.nfields);
-	if ((e = framing(&out, head_request, &fr)))
-		return e;
-	if ((e = second_opinion(buf, sc->pos, &out, &fr)))
-		return e;
+	if ((e = framing(&out, head_request, &fr)) || (e = second_opinion(buf, sc->pos, &out, &fr)))
+		return refused(e);
 	*r = out;
 	return (int)sc->pos;
 }

@@ -60,9 +60,9 @@ struct giong__http_reply {
  * @r: filled on success only; @fields: at least lim->fields entries.
  *
  * Returns the head's length (> 0), 0 for need more (never past lim->head),
- * or -400 malformed (framing included), -431 a head, status line or field
- * count over the limits, -505 a version other than 1.0 and 1.1; -EINVAL for
- * a NULL @r or @fields (or @buf with a non-zero @len).
+ * or -EBADMSG malformed (framing included, and a version other than 1.0 and
+ * 1.1), -EMSGSIZE a head, status line or field count over the limits;
+ * -EINVAL for a NULL @r or @fields (or @buf with a non-zero @len).
  */
 int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http_limits *lim,
 			    bool head_request, struct giong__http_scan *scan,
