@@ -15,6 +15,12 @@
  * handful per response (head_start, head_field per field, head_end, body),
  * never per byte.
  *
+ * Not here, as they are the connection's whatever its protocol: the client's
+ * address (request.c, from the PROXY header or the peer, kept on the
+ * connection) and closing (res->close, read by the protocol at head_end and
+ * after the exchange: HTTP/1.1 closes the connection, HTTP/2 would end only
+ * the stream unless the connection must go).
+ *
  * Which protocol a connection speaks is chosen once, by the server's
  * choose_protocol() (server.c), after the wrap (a TLS handshake) and before
  * its first request; see there for where HTTP/2 plugs in.
