@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# check-core-order.sh NM UPCALLS OBJECT...|@LIST - core's files call each other in one direction.
+# check-core-order.sh [-v] [--lib NAME] [--exported LIST] NM UPCALLS OBJECT...|@LIST - a
+# library's files call each other in one direction (core's by default; --lib http for http's).
 #
-# The objects come in the order of GIONG_CORE_SOURCES (libgiong-core/CMakeLists.txt), which is
-# core's call order: each file may call only functions defined by the files before it. UPCALLS
-# is a comma-separated list of the functions a lower file may still call up (documented where
-# they are defined; today only giong__active_put). Every other call to a later file fails,
-# naming the caller, the callee and the symbol. --exported LIST (comma-separated) names
-# internals core exports to the other libraries (the fault plan of a GIONG_FAULTS=ON build),
-# which no other file of core need call. With -v, prints every edge of the graph:
+# The objects come in the order of the library's source list (GIONG_CORE_SOURCES in
+# libgiong-core/CMakeLists.txt, GIONG_HTTP_SOURCES in libgiong-http's), which is its call
+# order: each file may call only functions defined by the files before it. UPCALLS is a
+# comma-separated list of the functions a lower file may still call up (documented where
+# they are defined: core's giong__active_put, http's giong__http_pipeline_cache_free). Every
+# other call to a later file fails, naming the caller, the callee and the symbol. Calls
+# through a function pointer (http's protocol table) are not symbol references and are not
+# seen. --exported LIST (comma-separated) names internals the library exports to the other
+# libraries (the fault plan of a GIONG_FAULTS=ON build) or that only its white-box tests
+# call, which no other file of the library need call. With -v, prints every edge:
 #   bash tests/build/check-core-order.sh -v nm giong__active_put build/libgiong-core/CMakeFiles/giong-core-obj.dir/src/*.o
 set -euo pipefail
-verbose=0
-[ "${1:-}" = -v ] && { verbose=1; shift; }
+verbose=0 lib=core
 exported=,
-[ "${1:-}" = --exported ] && { exported=",$2,"; shift 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	-v) verbose=1; shift ;;
+	--lib) lib=$2; shift 2 ;;
+	--exported) exported="$exported$2,"; shift 2 ;;
+	*) break ;;
+	esac
+done
 nm=$1 upcall_list=$2 upcalls=",$2,"
 shift 2
 # "@FILE": the objects, one per line (what CMake writes from $<TARGET_OBJECTS>).
@@ -21,7 +31,7 @@ if [ $# -eq 1 ] && [[ $1 == @* ]]; then
 	mapfile -t objs <"${1#@}"
 	set -- "${objs[@]}"
 fi
-[ $# -ge 2 ] || { echo "FAIL expected core's object files, got $#: $*"; exit 1; }
+[ $# -ge 2 ] || { echo "FAIL expected $lib's object files, got $#: $*"; exit 1; }
 declare -A rank definer
 i=0
 declare -A used_outside
@@ -64,7 +74,7 @@ done
 # An internal function no other file calls should be static.
 for sym in "${!definer[@]}"; do
 	if [[ $sym == giong__* ]] && [ -z "${used_outside[$sym]:-}" ] && [[ $exported != *",$sym,"* ]]; then
-		echo "FAIL ${definer[$sym]} defines $sym, which no other file of core calls: make it static"
+		echo "FAIL ${definer[$sym]} defines $sym, which no other file of $lib calls: make it static"
 		status=1
 	fi
 done

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_request.c - libFuzzer target: bytes through the parse code the server runs
- * (src/parse.c, src/chunked.c, linked from giong-http-internal).
+ * (src/h1/parse.c, src/h1/chunked.c, linked from giong-http-internal).
  *
  * Input: two control bytes, then the request. The first picks the limits (bit 7: small
  * ones, so that 414 and 431 are reached inside libFuzzer's input sizes) and, with the
@@ -12,12 +12,13 @@
  * decoded from the bytes after the head, in two pieces split at the same point.
  * A disagreement traps; ASan and UBSan catch the rest.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunked.h"
-#include "parse.h"
+#include "h1/chunked.h"
+#include "h1/parse.h"
 
 #define FIELDS_MAX 128
 
@@ -63,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct giong__http_head h, h2;
 	size_t split;
 	char *whole, *prefix;
-	int r, r2;
+	int r, r2, st = 0, st2 = 0;
 
 	if (size < 2)
 		return 0;
@@ -81,16 +82,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	whole = malloc(size ? size : 1);
 	memcpy(whole, data, size);
-	r = giong__http_parse_head(whole, size, &lim, NULL, &h, fields);
+	r = giong__http_parse_head(whole, size, &lim, NULL, &h, fields, &st);
 
 	prefix = malloc(split ? split : 1);
 	memcpy(prefix, data, split);
-	r2 = giong__http_parse_head(prefix, split, &lim, &sc, &h2, fields2);
+	r2 = giong__http_parse_head(prefix, split, &lim, &sc, &h2, fields2, &st2);
 	free(prefix);
 	if (r2 == 0)
-		r2 = giong__http_parse_head(whole, size, &lim, &sc, &h2, fields2);
-	if (r2 != r)
+		r2 = giong__http_parse_head(whole, size, &lim, &sc, &h2, fields2, &st2);
+	if (r2 != r || (r == -EBADMSG && st2 != st))
 		__builtin_trap(); /* a prefix must give need more, or the whole's answer */
+	if (r < 0 && (r != -EBADMSG || st < 400 || st > 599))
+		__builtin_trap(); /* a refusal carries a status, and nothing else fails */
 
 	if (r > 0) {
 		if ((size_t)r > size || h.nfields > lim.fields)

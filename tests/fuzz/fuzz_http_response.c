@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_response.c - libFuzzer target: bytes through the response parse code the
- * client runs (src/reply.c, with head.h's field section and src/chunked.c, linked from
+ * client runs (src/h1/reply.c, with head.h's field section and src/h1/chunked.c, linked from
  * giong-http-internal).
  *
  * Input: two control bytes, then the response. The first picks the limits (bit 7: small
@@ -16,13 +16,14 @@
  * when the head parsed and fits), and asked once more after a one-byte change of the head
  * (which must then parse afresh). A disagreement traps; ASan and UBSan catch the rest.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunked.h"
-#include "reply.h"
-#include "reply_memo.h"
+#include "h1/chunked.h"
+#include "h1/reply.h"
+#include "client/reply_memo.h"
 
 #define FIELDS_MAX 128
 
@@ -157,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (h.body == GIONG__HTTP_REPLY_CHUNKED)
 			body(data + r, size - (size_t)r, split > (size_t)r ? split - (size_t)r : 0,
 			     &lim);
-	} else if (r < 0 && r != -400 && r != -431 && r != -505) {
+	} else if (r < 0 && r != -EBADMSG && r != -EMSGSIZE) {
 		__builtin_trap();
 	}
 	free(whole);

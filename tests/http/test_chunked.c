@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_chunked.c - the chunked-body decoder (src/chunked.c): valid bodies give their
+ * test_chunked.c - the chunked-body decoder (src/h1/chunked.c): valid bodies give their
  * data and end where they end, whole, split at every byte, and byte by byte; each
  * refusal of docs/http.md's chunked rules, at the same byte however the input is split.
  */
@@ -8,7 +8,7 @@
 
 #include <giong/http.h>
 
-#include "chunked.h"
+#include "h1/chunked.h"
 
 struct run {
 	int result; /* DONE, MORE, or the refusal */

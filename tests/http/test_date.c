@@ -8,7 +8,7 @@
 
 #include "giong_test.h"
 
-#include "date.h"
+#include "common/date.h"
 
 /* The reference: gmtime_r and fixed English names (strftime follows the locale). */
 static void reference(time_t t, char out[GIONG__HTTP_DATE_LEN + 1])

@@ -7,9 +7,10 @@
 
 #include "giong_test.h"
 
-#include "date.h"
-#include "out.h"
-#include "token.h"
+#include "common/date.h"
+#include "common/out.h"
+#include "h1/serialize.h"
+#include "common/token.h"
 
 #define OUT_EQ(o, s)                                                                               \
 	do {                                                                                       \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_parse.c - the request head parser (src/parse.c): a valid baseline, then one
+ * test_parse.c - the request head parser (src/h1/parse.c): a valid baseline, then one
  * case or more per rule of docs/http.md's "Strictness" section, each input also fed
  * in every prefix and byte by byte (ht_parse_all()), which must give "need more"
  * until the answer and then the same answer.
@@ -214,14 +214,14 @@ static void test_bad_arguments(void **state)
 	struct giong_http_limits lim;
 
 	(void)state;
-	assert_int_equal(giong__http_parse_head(NULL, 1, NULL, NULL, &head, fields), -EINVAL);
-	assert_int_equal(giong__http_parse_head(NULL, 0, NULL, NULL, &head, fields), 0);
-	assert_int_equal(giong__http_parse_head("G", 1, NULL, NULL, NULL, fields), -EINVAL);
-	assert_int_equal(giong__http_parse_head("G", 1, NULL, NULL, &head, NULL), -EINVAL);
-	assert_int_equal(giong__http_parse_head("GET", 3, NULL, &sc, &head, fields), -EINVAL);
+	assert_int_equal(ht_parse_head(NULL, 1, NULL, NULL, &head, fields), -EINVAL);
+	assert_int_equal(ht_parse_head(NULL, 0, NULL, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head("G", 1, NULL, NULL, NULL, fields), -EINVAL);
+	assert_int_equal(ht_parse_head("G", 1, NULL, NULL, &head, NULL), -EINVAL);
+	assert_int_equal(ht_parse_head("GET", 3, NULL, &sc, &head, fields), -EINVAL);
 	giong_http_limits_init(&lim);
 	lim.head = UINT32_MAX;
-	assert_int_equal(giong__http_parse_head("G", 1, &lim, NULL, &head, fields), -EINVAL);
+	assert_int_equal(ht_parse_head("G", 1, &lim, NULL, &head, fields), -EINVAL);
 }
 
 /* --- framing ------------------------------------------------------------------------------ */
@@ -495,8 +495,8 @@ static void test_request_line_limit(void **state)
 	/* Known before the line ends: the 31st byte of a line still open. */
 	memset(r, 'a', sizeof(r));
 	memcpy(r, "GET /", 5);
-	assert_int_equal(giong__http_parse_head(r, 30, &lim, NULL, &head, fields), 0);
-	assert_int_equal(giong__http_parse_head(r, 31, &lim, NULL, &head, fields), -414);
+	assert_int_equal(ht_parse_head(r, 30, &lim, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head(r, 31, &lim, NULL, &head, fields), -414);
 	/* A leading empty line does not count in the request line. */
 	snprintf(r, sizeof(r), "\r\nGET /%s HTTP/1.1\r\nHost: h\r\n\r\n", "aaaaaaaaaaaaaaaa");
 	assert_int_equal(parse_lim(r, &lim), (int)strlen(r));
@@ -504,8 +504,8 @@ static void test_request_line_limit(void **state)
 	char *big = malloc(9000);
 	memset(big, 'a', 9000);
 	memcpy(big, "GET /", 5);
-	assert_int_equal(giong__http_parse_head(big, 8192, NULL, NULL, &head, fields), 0);
-	assert_int_equal(giong__http_parse_head(big, 8193, NULL, NULL, &head, fields), -414);
+	assert_int_equal(ht_parse_head(big, 8192, NULL, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head(big, 8193, NULL, NULL, &head, fields), -414);
 	free(big);
 }
 
@@ -524,15 +524,15 @@ static void test_head_limit(void **state)
 	assert_int_equal(parse_lim(r, &lim), -431);
 	/* Need more never grows past the limit: at head + 1 bytes without the end, 431. */
 	lim.head = 40;
-	assert_int_equal(giong__http_parse_head(r, 40, &lim, NULL, &head, fields), 0);
-	assert_int_equal(giong__http_parse_head(r, 41, &lim, NULL, &head, fields), -431);
+	assert_int_equal(ht_parse_head(r, 40, &lim, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head(r, 41, &lim, NULL, &head, fields), -431);
 	/* The default, 64 KiB, with one long field value. */
 	size_t len = 70000;
 	char *big = malloc(len);
 	memset(big, 'v', len);
 	memcpy(big, "GET / HTTP/1.1\r\nHost: h\r\nX: ", 28);
-	assert_int_equal(giong__http_parse_head(big, 65536, NULL, NULL, &head, fields), 0);
-	assert_int_equal(giong__http_parse_head(big, 65537, NULL, NULL, &head, fields), -431);
+	assert_int_equal(ht_parse_head(big, 65536, NULL, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head(big, 65537, NULL, NULL, &head, fields), -431);
 	free(big);
 }
 
@@ -554,9 +554,8 @@ static void test_fields_limit(void **state)
 	assert_int_equal(parse_lim(r, &lim), -431);
 	/* Decided at the first byte of the sixth field. */
 	const char *six = "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE";
-	assert_int_equal(giong__http_parse_head(six, strlen(six) - 1, &lim, NULL, &head, fields),
-			 0);
-	assert_int_equal(giong__http_parse_head(six, strlen(six), &lim, NULL, &head, fields), -431);
+	assert_int_equal(ht_parse_head(six, strlen(six) - 1, &lim, NULL, &head, fields), 0);
+	assert_int_equal(ht_parse_head(six, strlen(six), &lim, NULL, &head, fields), -431);
 }
 
 /* The scan state resumes across a buffer that moved (grown by realloc). */
@@ -572,12 +571,12 @@ static void test_resume_moved_buffer(void **state)
 	for (size_t n = 1; n <= len && res == 0; n += 3) {
 		buf = realloc(buf, n + 64);
 		memcpy(buf, r, n);
-		res = giong__http_parse_head(buf, n, NULL, &sc, &head, fields);
+		res = ht_parse_head(buf, n, NULL, &sc, &head, fields);
 	}
 	if (res == 0) {
 		buf = realloc(buf, len);
 		memcpy(buf, r, len);
-		res = giong__http_parse_head(buf, len, NULL, &sc, &head, fields);
+		res = ht_parse_head(buf, len, NULL, &sc, &head, fields);
 	}
 	assert_int_equal(res, (int)len);
 	span_eq(head.target, head.target_len, "/moved");

@@ -23,8 +23,9 @@
 
 #include <giong/http.h>
 
-#include "chunked.h"
-#include "parse.h"
+#include "h1/chunked.h"
+#include "h1/parse.h"
+#include "http_parse_test.h"
 
 /* Under valgrind (memory errors, not coverage, are what it adds) a tenth:
  * the full run would cost CI's valgrind check 45 s. */
@@ -76,7 +77,7 @@ static const char tchars[] =
 static const char pchars[] =
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%!$&'()*+,;=:@";
 
-/* --- the model of an accepted head (independent of src/parse.c) ------------------------------ */
+/* --- the model of an accepted head (independent of src/h1/parse.c) ------------------------------ */
 
 static bool m_tchar(unsigned char c)
 {
@@ -412,7 +413,7 @@ static void test_heads(void **state)
 				mutate(&o);
 		copy = malloc(o.len ? o.len : 1); /* exact size: ASan sees a read past it */
 		memcpy(copy, o.b, o.len);
-		r = giong__http_parse_head(copy, o.len, &lim, NULL, &h, fields);
+		r = ht_parse_head(copy, o.len, &lim, NULL, &h, fields);
 		if (!mutated) {
 			if (r != (int)o.len)
 				fail_msg("iteration %d: a valid request gave %d: %.*s", it, r,
@@ -447,7 +448,7 @@ static void test_heads(void **state)
 			int r2 = 0;
 
 			for (size_t n = 0; n <= o.len && r2 == 0; n++)
-				r2 = giong__http_parse_head(copy, n, &lim, &sc, &h2, fields2);
+				r2 = ht_parse_head(copy, n, &lim, &sc, &h2, fields2);
 			if (r2 != r)
 				fail_msg("iteration %d: byte by byte %d, whole %d", it, r2, r);
 		}

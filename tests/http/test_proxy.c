@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_proxy.c - the PROXY protocol header parser (src/proxy.h), v1 and v2:
+ * test_proxy.c - the PROXY protocol header parser (src/common/proxy.h), v1 and v2:
  * what it accepts and the address it gives, that every prefix of a valid
- * header is "need more" (0), what it refuses (-400), and random bytes
+ * header is "need more" (0), what it refuses (-EBADMSG), and random bytes
  * without a crash or an answer past the input; and end to end, a server
  * with proxy_protocol on: the client a header names is the request's, and a
  * connection without a valid header gets 400 and is closed.
  */
+#include <errno.h>
 #include <arpa/inet.h>
 
 #include "http_test.h"
 
-#include "proxy.h"
+#include "common/proxy.h"
 
 /* Parse @s[0..n) and check every prefix shorter than the header asks for
  * more, and every longer one gives the same length. */
@@ -90,14 +91,14 @@ static void test_v1_refused(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int r = giong__http_proxy_parse(bad[i], strlen(bad[i]), &a, &has);
 
-		if (r != -400)
+		if (r != -EBADMSG)
 			fail_msg("case %zu (%s) gave %d", i, bad[i], r);
 	}
 	/* A line past 107 bytes is refused before its end. */
 	memset(longline, 'x', sizeof(longline));
 	memcpy(longline, "PROXY UNKNOWN ", 14);
 	assert_int_equal(giong__http_proxy_parse(longline, 106, &a, &has), 0);
-	assert_int_equal(giong__http_proxy_parse(longline, 107, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse(longline, 107, &a, &has), -EBADMSG);
 	memcpy(longline + 105, "\r\n", 2);
 	assert_int_equal(giong__http_proxy_parse(longline, 107, &a, &has), 107);
 	assert_int_equal(giong__http_proxy_parse(NULL, 0, &a, &has), 0);
@@ -152,17 +153,17 @@ static void test_v2(void **state)
 	/* Refused: version 1 in a v2 frame, command 2, UDP, Unix, addresses
 	 * longer than the length, a length past the bound. */
 	n = v2(h, 0x11, 0x11, body, 12);
-	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -EBADMSG);
 	n = v2(h, 0x22, 0x11, body, 12);
-	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -EBADMSG);
 	n = v2(h, 0x21, 0x12, body, 12);
-	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -EBADMSG);
 	n = v2(h, 0x21, 0x31, body, 216);
-	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -EBADMSG);
 	n = v2(h, 0x21, 0x21, body, 12);
-	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, n, &a, &has), -EBADMSG);
 	n = v2(h, 0x21, 0x11, body, 1020);
-	assert_int_equal(giong__http_proxy_parse((char *)h, 16, &a, &has), -400);
+	assert_int_equal(giong__http_proxy_parse((char *)h, 16, &a, &has), -EBADMSG);
 }
 
 /* Random and mutated bytes: an answer never claims more than the input. */
@@ -191,7 +192,7 @@ static void test_random(void **state)
 		}
 		int r = giong__http_proxy_parse((char *)buf, n, &a, &has);
 
-		if (r != 0 && r != -400 && (r < 0 || (size_t)r > n))
+		if (r != 0 && r != -EBADMSG && (r < 0 || (size_t)r > n))
 			fail_msg("input %d of %zu bytes gave %d", i, n, r);
 	}
 }

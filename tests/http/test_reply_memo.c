@@ -9,7 +9,7 @@
 
 #include <giong/http.h>
 
-#include "reply_memo.h"
+#include "client/reply_memo.h"
 
 #define FIELDS 128
 
@@ -123,7 +123,7 @@ static void test_miss(void **state)
 	/* one byte other: a bad field name is refused though the rest matches */
 	memcpy(buf, H1, len);
 	buf[18] = ' ';
-	miss(buf, len, false, -400);
+	miss(buf, len, false, -EBADMSG);
 	/* another Date: parsed, fine */
 	memcpy(buf, H1, len);
 	buf[40] = '2';
@@ -149,7 +149,7 @@ static void test_not_remembered(void **state)
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(giong__http_parse_reply_memo(&m, bad, sizeof(bad) - 1, &lim, false,
 							      NULL, &r, fa),
-				 -400);
+				 -EBADMSG);
 	assert_int_equal(m.len, 0);
 	/* a head over the memo's size parses every time */
 	n = (size_t)snprintf(big, sizeof(big), "HTTP/1.1 204 No Content\r\nX: ");

@@ -7,7 +7,8 @@
 
 #include <giong/http.h>
 
-#include "request.h"
+#include "common/request.h"
+#include "h1/parse.h"
 
 struct parsed {
 	char buf[2048];
@@ -30,7 +31,7 @@ static void parse(struct parsed *p, const char *text, struct giong_http_router *
 	memset(p, 0, sizeof(*p));
 	assert_true(n < sizeof(p->buf));
 	memcpy(p->buf, text, n);
-	got = giong__http_parse_head(p->buf, n, NULL, NULL, &p->req.head, p->fields);
+	got = giong__http_parse_head(p->buf, n, NULL, NULL, &p->req.head, p->fields, NULL);
 	assert_int_equal(got, (int)n);
 	if (r) {
 		const struct giong__http_head *hd = &p->req.head;

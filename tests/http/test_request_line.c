@@ -13,7 +13,7 @@
  */
 #include "http_test.h"
 
-#include "authority.h"
+#include "common/authority.h"
 #include "http_parse_test.h"
 
 /* ------------------------------------------------------------ the grammar */

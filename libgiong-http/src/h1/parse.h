@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parse.h - the request head: bytes in, a request, "need more", or the status to
+ * refuse it with. Internal to libgiong-http; the connection code knows this contract
+ * and not http-parser, so the parser can be swapped without touching it (the shape
+ * is picohttpparser's).
+ *
+ * Two passes over the head, and both must agree:
+ *  1. our own scanner, byte by byte and resumable, which is the authority on syntax
+ *     (RFC 9112 section 2-5): CRLF only, the request line's exact shape, field names
+ *     as tokens, field values without CTLs, no obs-fold, the limits. It decides at the
+ *     first byte that shows a refusal, so a prefix of an input gives either "need
+ *     more" or the same answer as the whole input.
+ *  2. once the empty line is in, the semantic checks on the fields (framing, Host,
+ *     Expect, Connection; Host's value and a target's authority: authority.h), then
+ *     http-parser (http_parser_execute, HTTP_REQUEST) over exactly the head's bytes,
+ *     whose callbacks must report the same target, the same fields and the same
+ *     framing; on_headers_complete returns 1, and the body is never given to it, so
+ *     a body is never parsed as a request.
+ *
+ * Every refusal closes the connection after its response (the caller's rule): after
+ * a refused head the rest of the buffer is not a request boundary anyone can trust.
+ * docs/http.md lists every rule and its status.
+ */
+#ifndef GIONG_HTTP_PARSE_H
+#define GIONG_HTTP_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <giong/http/limits.h>
+#include <giong/http/method.h>
+
+#include "common/request.h"
+#include "common/token.h"
+
+/* Leading empty lines (CRLF) before a request line that are skipped (RFC 9112 2.2
+ * says a server SHOULD ignore at least one); one more is 400. They count in the
+ * returned length and against the head limit. */
+#define GIONG__HTTP_LEADING_EMPTY_MAX 4
+
+/*
+ * The scanner's state between calls on one head. Zero it (or pass NULL and pay a
+ * rescan from byte 0 on every call) before each new head; keep it, untouched, while
+ * giong__http_parse_head() returns 0 for that head. The buffer may move between
+ * calls (a per-connection buffer that grows) but must start with the same bytes.
+ */
+struct giong__http_scan {
+	uint32_t pos;        /* bytes already scanned and found acceptable */
+	uint32_t rl_start;   /* where the request line starts (after empty lines) */
+	uint32_t method_len; /* the method token's length, once its SP is seen */
+	uint32_t nfields;    /* field lines begun */
+	uint8_t state;
+	uint8_t empty_lines; /* leading empty lines skipped */
+	uint8_t vmajor, vminor;
+};
+
+/*
+ * giong__http_parse_head() - parse the request head at the start of buf[0..len).
+ * @lim: the limits (NULL: the defaults); request_line, head and fields are used.
+ * @scan: resumable state (see above), or NULL to scan from the start each time.
+ * @h: filled on success only.
+ * @fields: the caller's array of at least lim->fields entries; h->fields points to it.
+ * @status: where a refusal's status goes (NULL: not wanted).
+ *
+ * Returns:
+ *  > 0   the head's length in bytes, through its empty line (leading empty lines
+ *        included): the body, or the next request, starts there. *h is filled.
+ *  0     need more bytes: nothing seen so far is wrong and no limit is crossed yet
+ *        (so "need more" never grows past lim->head).
+ *  -EBADMSG  refused: *@status is the status to answer, after which the server closes:
+ *        400 malformed, 414 request line over lim->request_line (as soon as its
+ *        length is known to be over), 431 head over lim->head or more than
+ *        lim->fields fields, 501 a well-formed method token the parser does not know
+ *        or a transfer coding before a final chunked, 505 a version other than HTTP/1.0
+ *        and HTTP/1.1 (HTTP/0.9's two-word request line, with no version at all, is
+ *        400 at its CR), 417 an Expect other than 100-continue; 400 too for a Host or
+ *        target authority that is not uri-host[:port] (common/authority.h).
+ *  -EINVAL   NULL buf (with len > 0), h or fields, or a scan state that does not fit.
+ */
+int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
+			   struct giong__http_scan *scan, struct giong__http_head *h,
+			   struct giong__http_field *fields, int *status);
+
+#endif /* GIONG_HTTP_PARSE_H */
