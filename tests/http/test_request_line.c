@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_request_line.c - three rules of the request head, each crossed both ways:
+ * test_request_line.c - four rules of the request head, each crossed both ways:
  *  - Host's value and the authority of an absolute-form or authority-form target
  *    must be `uri-host [ ":" port ]` (RFC 9112 3.2, RFC 3986 3.2.2): the grammar
- *    (src/authority.c) against its own cases and every byte, the parser's answer, and
+ *    (src/common/authority.c) against its own cases and every byte, the parser's answer, and
  *    the server's 400 and close;
+ *  - CONNECT is refused with 405 and a close (no route names an authority);
  *  - `OPTIONS *` is answered by the library (RFC 9110 9.3.7): 200, Content-Length: 0,
  *    Allow with the router's methods and OPTIONS, on a router with routes, with none,
  *    and with a route for every method; the connection is kept; `GET *` is 400;
@@ -384,6 +385,38 @@ static void test_options_listed(void **state)
 	run_options(ROUTES_OPTIONS, "OPTIONS, PUT"); /* OPTIONS once */
 }
 
+/* CONNECT (authority form): no route can name it, the library tunnels nothing: 405 with
+ * the server's Allow, and a close, the bytes after the head never read as a request
+ * (a client may send the tunnel's first bytes before the answer). */
+static void connect_client(struct ht *h)
+{
+	static const char req[] = "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n"
+				  "GET /json HTTP/1.1\r\nHost: h\r\n\r\n";
+	struct ht_resp r;
+
+	gt_check_int_equal(ht_exchange(h, req, sizeof(req) - 1, &r, false), 1);
+	gt_check_int_equal(r.status, 405);
+	if (!gt_check_true(has_header(&r, "Allow", "GET, HEAD, POST, PROPFIND, OPTIONS")))
+		gt_check_fail_msg("Allow in\n%s", r.head);
+	ht_resp_free(&r);
+	one(h, "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n", 405, true);
+	one(h, "GET /json HTTP/1.1\r\nHost: h\r\n\r\n", 200, false);
+}
+
+static void test_connect(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	ht_init(&h);
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/json", json, NULL), 0);
+	assert_int_equal(giong_http_router_add(h.router, "POST", "/json", json, NULL), 0);
+	assert_int_equal(giong_http_router_add(h.router, "PROPFIND", "/dav", json, NULL), 0);
+	ht_run(&h, connect_client);
+	assert_int_equal(h.stats.responses[3], 2); /* the two 405s */
+	assert_int_equal(h.stats.responses[1], 1);
+}
+
 /* No version: 400 and close, nothing after it read; 505 for the others. */
 static void version_client(struct ht *h)
 {
@@ -417,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_options_none),
 		cmocka_unit_test(test_options_any),
 		cmocka_unit_test(test_options_listed),
+		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_no_version),
 	};
 

@@ -53,6 +53,8 @@ int giong__http_dispatch(struct giong_http_request *req, struct giong_http_respo
 		r = giong__http_response_simple(res, 413, NULL, NULL);
 	} else if (h->form == GIONG__HTTP_ASTERISK_FORM) { /* no route can name "*" */
 		r = giong__http_options_asterisk(req, res, srv->router);
+	} else if (h->form == GIONG__HTTP_AUTHORITY_FORM) { /* CONNECT: no tunnels here */
+		r = giong__http_refuse_connect(req, res, srv->router);
 	} else if (r == -ENOENT) {
 		r = giong__http_response_simple(res, 404, NULL, NULL);
 	} else if (r == -EPERM) {

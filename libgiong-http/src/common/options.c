@@ -17,20 +17,47 @@ static bool listed(const char *list, const char *name)
 	return false;
 }
 
-int giong__http_options_asterisk(struct giong_http_request *req, struct giong_http_response *res,
-				 const struct giong_http_router *r)
+/* The server's Allow list: the methods @r has routes for, and OPTIONS (which the
+ * server itself answers for `*`), into @allow (GIONG__HTTP_OPTIONS_ALLOW_MAX bytes). */
+static void server_allow(const struct giong_http_router *r, char *allow)
 {
-	char allow[GIONG__HTTP_OPTIONS_ALLOW_MAX] = "";
 	size_t used;
 
-	if (!req || !res)
-		return -EINVAL;
-	memset(&req->route, 0, sizeof(req->route));
 	/* Room is kept for OPTIONS at the end: a list cut short still names it. */
-	giong__http_router_methods(r, allow, sizeof(allow) - sizeof(", OPTIONS") + 1);
+	giong__http_router_methods(r, allow,
+				   GIONG__HTTP_OPTIONS_ALLOW_MAX - sizeof(", OPTIONS") + 1);
 	used = strlen(allow);
 	if (!listed(allow, "OPTIONS"))
 		memcpy(allow + used, used ? ", OPTIONS" : "OPTIONS",
 		       used ? sizeof(", OPTIONS") : sizeof("OPTIONS"));
-	return giong__http_response_simple(res, 200, allow, NULL);
+}
+
+/* Answer @req on @res with @status and the server's Allow: no route ran (the log sees
+ * none), and nothing of a body. */
+static int answer_allow(struct giong_http_request *req, struct giong_http_response *res,
+			const struct giong_http_router *r, int status)
+{
+	char allow[GIONG__HTTP_OPTIONS_ALLOW_MAX] = "";
+
+	if (!req || !res)
+		return -EINVAL;
+	memset(&req->route, 0, sizeof(req->route));
+	server_allow(r, allow);
+	return giong__http_response_simple(res, status, allow, NULL);
+}
+
+int giong__http_options_asterisk(struct giong_http_request *req, struct giong_http_response *res,
+				 const struct giong_http_router *r)
+{
+	return answer_allow(req, res, r, 200);
+}
+
+int giong__http_refuse_connect(struct giong_http_request *req, struct giong_http_response *res,
+			       const struct giong_http_router *r)
+{
+	/* What follows a CONNECT may be the tunnel's first bytes, sent before the answer
+	 * (RFC 9110 9.3.6 lets a client hope): never read as a request. */
+	if (res)
+		res->close = true;
+	return answer_allow(req, res, r, 405);
 }

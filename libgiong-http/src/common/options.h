@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.h - `OPTIONS *` (RFC 9110 9.3.7): a request about the server itself,
- * not about any resource, that no route can name (a pattern starts with '/').
+ * not about any resource, and CONNECT, whose target is an authority: no route can
+ * name either (a pattern starts with '/').
  * The library answers it for every server built on it: 200, Content-Length: 0,
  * and Allow listing the methods the router has a route for, OPTIONS included.
  * Protocol-neutral: the request and the response are the common objects, so
@@ -42,5 +43,15 @@ void giong__http_router_methods(const struct giong_http_router *r, char *allow, 
  */
 int giong__http_options_asterisk(struct giong_http_request *req, struct giong_http_response *res,
 				 const struct giong_http_router *r);
+
+/*
+ * giong__http_refuse_connect() - answer @req, a CONNECT (authority-form target, which
+ * no route can name: the library is an origin server, not a tunnel), on @res: 405 with
+ * the same Allow as `OPTIONS *`, and Connection: close (bytes after the head may be the
+ * tunnel's, never a request). Clears @req's route match. Returns 0, or -errno from
+ * queueing the response; -EINVAL for NULL @req or @res.
+ */
+int giong__http_refuse_connect(struct giong_http_request *req, struct giong_http_response *res,
+			       const struct giong_http_router *r);
 
 #endif /* GIONG_HTTP_OPTIONS_H */
