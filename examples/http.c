@@ -17,7 +17,8 @@
  * 0: none, they are cancelled at once and their connections closed).
  * --log prints an access-log line per request to standard output;
  * --proxy-protocol expects a PROXY header (v1 or v2) on every connection,
- * from a load balancer in front, and logs the client it names.
+ * HTTP and HTTPS (the header comes before the TLS handshake), from a load
+ * balancer in front, and logs the client it names.
  * --tls-cert and --tls-key (PEM: the chain, the key) serve HTTPS on
  * --https-port as well, through libgiong-tls and the backend chosen
  * (wolfSSL by default; each is there when it was built), ALPN http/1.1.
@@ -485,7 +486,6 @@ int main(int argc, char **argv)
 		tls = tls_setup(tls_backend, tls_cert, tls_key, tls_ciphers);
 		so.wrap = giong_tls_wrap_accept;
 		so.wrap_ctx = tls;
-		so.proxy_protocol = false; /* the PROXY header is for plain sockets */
 		if (giong_http_server_new(router, &so, &o.ep[1].srv)) {
 			fprintf(stderr, "http: out of memory\n");
 			return 1;
