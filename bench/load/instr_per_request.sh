@@ -51,12 +51,12 @@ PY
 
 # instructions CMD ROUNDS: the server's total instructions for 4 x depth x ROUNDS requests
 instructions() {
-	local port=$((20000 + RANDOM % 10000)) out="$work/cg.out" pid i
+	local port=$((20000 + RANDOM % 10000)) out="$work/cg.out" pid _
 	rm -f "$out"
 	# shellcheck disable=SC2086 # the command is split into words on purpose
 	valgrind --tool=callgrind --callgrind-out-file="$out" ${1//\{port\}/$port} >/dev/null 2>&1 &
 	pid=$!
-	for i in $(seq 150); do
+	for _ in $(seq 150); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		kill -0 $pid 2>/dev/null || { echo "instr_per_request: '$1' died" >&2; return 1; }
 		sleep 0.2
