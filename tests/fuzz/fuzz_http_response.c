@@ -95,8 +95,10 @@ static void body(const uint8_t *b, size_t len, size_t split, const struct giong_
 			__builtin_trap();
 		if (r == GIONG__HTTP_CHUNKED_MORE && used != n)
 			__builtin_trap();
-		if (r == -413)
+		if (r == -EBADMSG && c.error == 413)
 			__builtin_trap(); /* no body limit here */
+		if (r < 0 && (r != -EBADMSG || (c.error != 400 && c.error != 431)))
+			__builtin_trap(); /* a refusal is -EBADMSG with its status, nothing else */
 		pos += used;
 		if (r < 0 || r == GIONG__HTTP_CHUNKED_DONE)
 			break;

@@ -66,7 +66,8 @@ static ssize_t body_next(struct giong_http_exchange *ex, const char **data, size
 			break;
 		}
 		if (d < 0) {
-			ret = d == -431 ? -EMSGSIZE : -EBADMSG; /* trailers past head_max */
+			/* trailers past head_max: too large, not malformed */
+			ret = d == -EBADMSG && ex->dec.error == 431 ? -EMSGSIZE : -EBADMSG;
 			break;
 		}
 		/* MORE: all of it was framing; read on */

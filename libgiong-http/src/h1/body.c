@@ -144,8 +144,10 @@ ssize_t giong__http1_body_next(struct giong_http_request *req, const char **data
 			break;
 		}
 		if (d < 0) {
-			nb->error = d == -413 ? -EMSGSIZE : -EBADMSG;
-			if (d == -413)
+			bool too_large = d == -EBADMSG && b->dec.error == 413;
+
+			nb->error = too_large ? -EMSGSIZE : -EBADMSG;
+			if (too_large)
 				f->c->w->stats.body_too_large++;
 			ret = nb->error;
 			break;

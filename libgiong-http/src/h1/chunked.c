@@ -48,10 +48,11 @@ int giong__http_chunked_init(struct giong__http_chunked *c, const struct giong_h
 	return 0;
 }
 
+/* Refuse the body with @status (400, 413, 431): kept in c->error, sticky. */
 static int fail(struct giong__http_chunked *c, int status)
 {
 	c->error = status;
-	return status;
+	return -EBADMSG;
 }
 
 int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, size_t len,
@@ -65,7 +66,7 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 	*used = 0;
 	*data_off = *data_len = 0;
 	if (c->error)
-		return c->error;
+		return -EBADMSG;
 	if (c->state == C_DONE)
 		return GIONG__HTTP_CHUNKED_DONE;
 	while (i < len) {
@@ -75,11 +76,11 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 		if (c->state <= C_SIZE_LF && ch != '\r' && ch != '\n' &&
 		    ++c->line > GIONG__HTTP_CHUNK_LINE_MAX) {
 			*used = i;
-			return fail(c, -400);
+			return fail(c, 400);
 		}
 		if (c->state >= C_TLINE && c->state < C_DONE && ++c->trailers > c->trailers_max) {
 			*used = i;
-			return fail(c, -431);
+			return fail(c, 431);
 		}
 		switch (c->state) {
 		case C_SIZE0:
@@ -87,7 +88,7 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 			if ((d = hex(ch)) >= 0) {
 				if (c->size > (UINT64_MAX >> 4)) {
 					*used = i;
-					return fail(c, -400); /* overflow */
+					return fail(c, 400); /* overflow */
 				}
 				c->size = c->size << 4 | (uint64_t)d;
 				c->state = C_SIZE;
@@ -126,7 +127,7 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 			}
 			if (c->size > c->body_max || c->total > c->body_max - c->size) {
 				*used = i + 1;
-				return fail(c, -413);
+				return fail(c, 413);
 			}
 			c->remaining = c->size;
 			c->total += c->size;
@@ -196,5 +197,5 @@ int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, siz
 	return GIONG__HTTP_CHUNKED_MORE;
 bad:
 	*used = i;
-	return fail(c, -400);
+	return fail(c, 400);
 }

@@ -35,7 +35,7 @@ struct giong__http_chunked {
 	uint32_t trailers_max; /* lim->head */
 	uint8_t state;
 	int8_t digits; /* hex digits of the size so far, capped */
-	int error;     /* the refusal, once one is found: sticky */
+	int error;     /* the refusal's status (400, 413, 431), once one is found: sticky */
 };
 
 enum {
@@ -57,10 +57,11 @@ int giong__http_chunked_init(struct giong__http_chunked *c, const struct giong_h
  * Returns GIONG__HTTP_CHUNKED_DATA (one span, at most one chunk's worth: call again
  * for the rest), GIONG__HTTP_CHUNKED_MORE (all of buf used, no span in it), or
  * GIONG__HTTP_CHUNKED_DONE (the last chunk and the trailers are in: DONE again on any
- * later call, using nothing); or -400 (malformed), -413 (a chunk that would take the
- * body past lim->body, refused at its size line before any of its data), -431 (the
- * trailer section over lim->head), each again on every later call; or -EINVAL for a
- * NULL argument (buf may be NULL when len is 0).
+ * later call, using nothing); or -EBADMSG, refused, again on every later call, with the
+ * status in c->error: 400 (malformed), 413 (a chunk that would take the body past
+ * lim->body, refused at its size line before any of its data), 431 (the trailer section
+ * over lim->head); or -EINVAL for a NULL argument (buf may be NULL when len is 0). The
+ * status never shares the return value with an errno.
  */
 int giong__http_chunked_feed(struct giong__http_chunked *c, const char *buf, size_t len,
 			     size_t *used, size_t *data_off, size_t *data_len);
