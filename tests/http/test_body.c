@@ -73,6 +73,25 @@ static int late_read(struct giong_http_request *req, struct giong_http_response 
 	return r ? r : ht_echo(req, res, ctx);
 }
 
+/* Streams a first piece (the head and it leave now), then reads the body and
+ * writes it back: no 100 may follow the final head. */
+static int stream_then_read(struct giong_http_request *req, struct giong_http_response *res,
+			    void *ctx)
+{
+	const void *body;
+	ssize_t n;
+	int r;
+
+	(void)ctx;
+	if ((r = giong_http_response_write(res, "first;", 6)))
+		return r;
+	if ((n = giong_http_request_body(req, &body)) < 0)
+		return (int)n;
+	if ((r = giong_http_response_write(res, body, (size_t)n)))
+		return r;
+	return giong_http_response_end(res);
+}
+
 /* Reads the first 13 bytes only: the rest is dropped after it. */
 static int first13(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
 {
@@ -92,6 +111,9 @@ static void setup(struct ht *h)
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/ignore", ignore, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/late", late_read, NULL), 0);
 	assert_int_equal(giong_http_router_add(h->router, "POST", "/first13", first13, NULL), 0);
+	assert_int_equal(
+		giong_http_router_add(h->router, "POST", "/stream_read", stream_then_read, NULL),
+		0);
 }
 
 /* POST @body[0..n) to @path on @c, with Content-Length or chunked; the
@@ -262,6 +284,42 @@ static void expect_client(struct ht *h)
 	echo_check(&c, "/echo", 10, true);
 	ht_conn_close(&c);
 	free(big);
+}
+
+/* The final head left before the handler read the body: no "100 Continue" after it
+ * (a second status line in the middle of the response), the body read once the
+ * client sends it anyway, the response whole. */
+static void expect_after_head_client(struct ht *h)
+{
+	struct ht_resp r;
+	struct ht_conn c;
+
+	if (!ht_open(h, &c))
+		return;
+	gt_check_int_equal(ht_send_str(c.fd, "POST /stream_read HTTP/1.1\r\nHost: t\r\n"
+					     "Content-Length: 5\r\nExpect: 100-continue\r\n\r\n"),
+			   0);
+	while (!strstr(c.buf ? c.buf : "", "first;") && ht_fill(&c) > 0)
+		;
+	gt_check_true(c.buf && !strncmp(c.buf, "HTTP/1.1 200 ", 13));
+	gt_check_int_equal(ht_send_str(c.fd, "hello"), 0);
+	gt_check_int_equal(ht_read_response(&c, &r, false), 0);
+	gt_check_int_equal(r.status, 200);
+	gt_check_string_equal(r.body, "first;hello");
+	gt_check_true(!strstr(r.head, " 100 ") && !strstr(r.body, "HTTP/1.1"));
+	ht_resp_free(&r);
+	ht_conn_close(&c);
+}
+
+static void test_expect_after_head(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	setup(&h);
+	ht_run(&h, expect_after_head_client);
+	assert_int_equal(h.stats.responses[0], 0); /* no 1xx counted */
+	assert_int_equal(h.stats.responses[1], 1);
 }
 
 static void test_expect(void **state)
@@ -470,6 +528,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo),
 		cmocka_unit_test(test_expect),
+		cmocka_unit_test(test_expect_after_head),
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_slow),
 	};

@@ -174,6 +174,12 @@ static int body_ready(struct giong_http_request *r)
 		return b->error;
 	if (!b->done && r->head.expect_continue && !b->continue_sent) {
 		b->continue_sent = true;
+		/* The final head already left (a streamed response): a 1xx after it would
+		 * be a second status line inside the response. The client has its answer
+		 * and sends the body or not (RFC 9110 10.1.1); the read waits for it under
+		 * the body timeout. */
+		if (r->res->sent_some)
+			return 0;
 		b->error = r->ops->interim(r, 100);
 		giong__http_count_status(r->c->w, 100);
 		return b->error;
