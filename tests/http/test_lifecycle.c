@@ -13,8 +13,9 @@
  *    close (limit_pauses counted);
  *  - a peer that never reads its responses (1 MiB ones, or a flood of small
  *    ones) is closed after write_timeout_ms, counted, with bounded memory;
- *  - the wrap hook: one that returns the stream it got, one that fails (the
- *    connection is closed without a response).
+ *  - the wrap hook: one that returns the stream it got, one that fails, one that returns
+ *    a positive value outside its contract (for both of these the connection is closed
+ *    without a response: a positive value is never taken for a status).
  */
 #include "http_test.h"
 
@@ -269,6 +270,7 @@ static void unix_client(struct ht *h)
 			read_hi(&c, i == 2);
 		}
 		gt_check_int_equal(ht_closed_within(&c, 2000), 1);
+		gt_check_int_equal(c.len, 0); /* closed, not answered: no byte on the socket */
 		ht_conn_close(&c);
 	}
 }
@@ -595,6 +597,16 @@ static int wrap_fail(struct giong_stream *s, void *ctx, struct giong_stream **ou
 	return -EPROTO;
 }
 
+/* Outside the contract (0 or -errno): a positive value, one that looks like a status. */
+static int wrap_positive(struct giong_stream *s, void *ctx, struct giong_stream **out)
+{
+	(void)s;
+	(void)ctx;
+	(void)out;
+	atomic_fetch_add(&wraps, 1);
+	return 400;
+}
+
 static void wrap_ok_client(struct ht *h)
 {
 	struct ht_conn c;
@@ -642,6 +654,14 @@ static void test_wrap(void **state)
 	ht_run(&h, wrap_fail_client);
 	assert_int_equal(atomic_load(&wraps), 3);
 	assert_int_equal(h.stats.accepted, 3);
+	assert_int_equal(h.stats.requests, 0);
+	assert_int_equal(h.stats.open, 0);
+
+	atomic_store(&wraps, 0);
+	init(&h);
+	h.opts.wrap = wrap_positive;
+	ht_run(&h, wrap_fail_client);
+	assert_int_equal(atomic_load(&wraps), 3);
 	assert_int_equal(h.stats.requests, 0);
 	assert_int_equal(h.stats.open, 0);
 	gt_assert_fds(fds);

@@ -154,8 +154,11 @@ int giong__http_conn_park(struct giong__http_conn *c)
 	r = giong_stream_on_readable(c->s, conn_readable, c);
 	if (r) {
 		unpark(c);
+		/* No batch to answer with: its own code, as the stream's errors (an
+		 * allocation of its notice among them) leave the task waiting itself
+		 * and the batch in flight untouched. */
 		if (!c->batch && !(c->batch = batch_get(w)))
-			return -ENOMEM;
+			return -ENOBUFS;
 	}
 	return r;
 }
@@ -270,8 +273,10 @@ int giong__http_conn_flush(struct giong__http_conn *c, struct giong_waitq *wq)
 	/* b->out's bytes, b->iov and b->send are lent to the kernel until
 	 * batch_sent() (c->sending says so). */
 	r = giong_stream_send_start(c->s, &b->send, &b->iov, 1);
-	if (r == -ENOTSUP)
-		return giong__http_conn_write(c, wq, NULL, 0); /* a stream that cannot: wait */
+	/* A stream that cannot, or one busy with a write of its own (TLS answering a
+	 * KeyUpdate from its send_done, say): write and wait, never drop the batch. */
+	if (r == -ENOTSUP || r == -EBUSY)
+		return giong__http_conn_write(c, wq, NULL, 0);
 	if (r)
 		return r;
 	c->sending = true;
@@ -320,8 +325,8 @@ static int conn_open(struct giong__http_conn *c)
 		struct giong_stream *out = NULL;
 
 		r = srv->wrap(c->s, srv->wrap_ctx, &out);
-		if (!r && !out)
-			r = -EINVAL;
+		if (r > 0 || (!r && !out))
+			r = -EINVAL; /* outside the contract: close, never a status */
 		if (!r)
 			c->s = out;
 	}

@@ -136,8 +136,9 @@ int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 			   struct giong__http_stream_wait *ended);
 /* Close an idle or draining connection (no task on it): shutdown, timeouts. */
 void giong__http_conn_close_parked(struct giong__http_conn *c);
-/* Park @c with no task (its task is about to end): 0, or -errno if the stream
- * cannot call back (the task then keeps waiting itself). */
+/* Park @c with no task (its task is about to end): 0; -ENOBUFS if it could not
+ * park and no batch is left to answer with (close it); or another -errno if the
+ * stream cannot call back (the task then keeps waiting itself). */
 int giong__http_conn_park(struct giong__http_conn *c);
 /* Wait until the batch is not in flight, under the write deadline (@wq: the
  * task's). 0, or -errno: nothing more is to be tried on the connection. */

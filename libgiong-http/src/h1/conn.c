@@ -178,7 +178,7 @@ static void serve(struct giong__http_conn *c, int refuse_status)
 			r = giong__http_conn_park(c);
 			if (r == 0)
 				goto parked; /* the task ends; bytes start a new one */
-			if (r == -ENOMEM) {
+			if (r == -ENOBUFS) {
 				flush = false; /* no batch to answer with */
 				break;
 			}
