@@ -690,9 +690,19 @@ static int tls_close(struct giong_stream *st)
  * socket will answer). The socket is the lower's to tell. */
 static int tls_query(const struct giong_stream *st, int what, void *out, size_t *len)
 {
+	const struct giong_tls_stream *s = tls_of(st);
 	const char *p;
 	size_t l;
+	int w = giong_worker_index();
 
+	/* Its owner's question only, as every other operation: the backend's
+	 * connection is not to be read from another thread, nor once closed. */
+	if (w < 0)
+		return GIONG_ENOTWORKER;
+	if (!s || w != s->worker)
+		return -EPERM;
+	if (s->closed)
+		return -EBADF;
 	switch (what) {
 	case GIONG_STREAM_QUERY_ALPN:
 		if (!(p = giong_tls_alpn(st, &l)))

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "tls_test.h"
@@ -33,8 +34,20 @@ struct hs_case {
  * TLS answers the protocol it agreed, or none; its bytes reach no
  * descriptor unchanged, though those of the socket beneath do; the socket
  * question goes down to it. */
+/* The ALPN question asked from a plain thread: refused, as every operation off the owner. */
+static void *alpn_off_owner(void *arg)
+{
+	const char *p = NULL;
+	size_t len = 0;
+
+	return (void *)(intptr_t)giong_stream_alpn(arg, &p, &len);
+}
+
 static void check_query(struct giong_stream *t, const char *want_alpn)
 {
+	pthread_t th;
+	void *off = NULL;
+
 	const char *p = NULL;
 	size_t len = 0;
 	int r = giong_stream_alpn(t, &p, &len);
@@ -52,6 +65,10 @@ static void check_query(struct giong_stream *t, const char *want_alpn)
 	gt_check_true(giong_stream_splice_fd(t->lower) >= 0);
 	gt_check_int_equal(giong_stream_splice_fd(t->lower), giong_stream_fd(t));
 	gt_check_int_equal(giong_stream_alpn(t->lower, &p, &len), -ENOENT);
+	if (gt_check_int_equal(pthread_create(&th, NULL, alpn_off_owner, t), 0)) {
+		pthread_join(th, &off);
+		gt_check_int_equal((int)(intptr_t)off, GIONG_ENOTWORKER);
+	}
 }
 
 static void hs_main(unsigned worker, void *arg)
