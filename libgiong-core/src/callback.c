@@ -14,11 +14,6 @@
 
 #include "internal.h"
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - 1 - b ? UINT64_MAX - 1 : a + b;
-}
-
 static inline void link_tail(struct giong__list_node *h, struct giong__list_node *n)
 {
 	n->prev = h->prev;
@@ -163,7 +158,7 @@ int giong_timer_start_in(struct giong_timer *t, uint64_t ms, giong_timer_fn fn, 
 	/* Arguments first, so a bad call reads no clock. */
 	if (!t || !fn)
 		return -EINVAL;
-	return giong_timer_start(t, add_sat(giong__clock_ms_ceil(), ms), fn, ctx);
+	return giong_timer_start(t, giong__add_sat(giong__clock_ms_ceil(), ms), fn, ctx);
 }
 
 int giong_timer_stop(struct giong_timer *t)

@@ -294,6 +294,45 @@ static void test_timer_order_never_early(void **state)
 	}
 }
 
+/* Far times saturate, never wrap into the past: timers started UINT64_MAX,
+ * UINT64_MAX - 1 and 2^62 ms from now stay armed and can be stopped. */
+struct far {
+	struct giong_timer t[3];
+	int ran;
+};
+
+static void far_fired(struct giong_timer *t, void *ctx)
+{
+	(void)t;
+	((struct far *)ctx)->ran++;
+}
+
+static void far_main(unsigned w, void *arg)
+{
+	static const uint64_t in[3] = {UINT64_MAX, UINT64_MAX - 1, (uint64_t)1 << 62};
+	struct far *f = arg;
+
+	(void)w;
+	for (int i = 0; i < 3; i++)
+		gt_check_int_equal(giong_timer_start_in(&f->t[i], in[i], far_fired, f), 0);
+	gt_check_int_equal(giong_sleep_ms(50), 0);
+	for (int i = 0; i < 3; i++) {
+		gt_check_int_equal(giong_timer_armed(&f->t[i]), 1);
+		gt_check_int_equal(giong_timer_stop(&f->t[i]), 1);
+	}
+}
+
+static void test_timer_far_future(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct far f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	gt_run(&c, far_main, &f, NULL);
+	assert_int_equal(f.ran, 0);
+}
+
 /* Re-armed from its callback (a periodic timer); a timer that stops
  * another due at the same time; one started again (moved) while armed. */
 struct periodic {
@@ -658,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_soon_requeue_and_free),
 		cmocka_unit_test(test_callbacks_spawn_tasks),
 		cmocka_unit_test(test_timer_order_never_early),
+		cmocka_unit_test(test_timer_far_future),
 		cmocka_unit_test(test_timer_rearm_and_stop_inside),
 		cmocka_unit_test(test_many_timers),
 		cmocka_unit_test(test_no_sleep_with_callback_queued),
