@@ -80,10 +80,12 @@ int giong_soon_cancel(struct giong_soon *s)
 
 	if (!s)
 		return -EINVAL;
-	if (!owner(s->_link.next ? s->_worker : NULL, &err))
-		return err;
+	/* Idle: nothing to take back, on any thread (after the runtime
+	 * returned, say), as the header promises. */
 	if (!s->_link.next)
 		return 0;
+	if (!owner(s->_worker, &err))
+		return err;
 	unlink_node(&s->_link);
 	s->_worker = NULL;
 	return 1;
@@ -168,10 +170,12 @@ int giong_timer_stop(struct giong_timer *t)
 
 	if (!t)
 		return -EINVAL;
-	if (!(w = owner(giong__timer_armed(&t->_entry) ? t->_worker : NULL, &err)))
-		return err;
+	/* Idle: nothing to disarm, on any thread (after the runtime returned,
+	 * say), as the header promises. */
 	if (!giong__timer_armed(&t->_entry))
 		return 0;
+	if (!(w = owner(t->_worker, &err)))
+		return err;
 	giong__wheel_cancel(&w->wheel, &t->_entry);
 	t->_worker = NULL;
 	return 1;
