@@ -698,6 +698,60 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(giong_soon_cancel(&x.s), 0);
 }
 
+/* Worker 0 queues and cancels a soon over and over, without yielding, while
+ * worker 1 tries to cancel it and asks if it is queued: worker 1 reads only
+ * the holder, an atomic field (the TSan build reports a race otherwise), and
+ * sees either an idle struct (0) or another worker's (-EXDEV), never
+ * touching it. */
+struct churn {
+	struct giong_soon s;
+	atomic_int stage; /* 1: worker 0 churns; 2: worker 1 is done */
+	int zero, exdev, other, churned;
+};
+
+static void churn_main(unsigned w, void *arg)
+{
+	struct churn *x = arg;
+
+	if (w == 0) {
+		atomic_store(&x->stage, 1);
+		for (int i = 0; i < 2000000 && atomic_load(&x->stage) != 2; i++) {
+			gt_check_int_equal(giong_call_soon(&x->s, dummy_soon, x), 0);
+			gt_check_int_equal(giong_soon_cancel(&x->s), 1);
+			x->churned++;
+		}
+		return;
+	}
+	while (atomic_load(&x->stage) != 1)
+		giong_sleep_ms(1);
+	for (int i = 0; i < 20000; i++) {
+		int r = giong_soon_cancel(&x->s);
+
+		if (r == 0)
+			x->zero++;
+		else if (r == -EXDEV)
+			x->exdev++;
+		else
+			x->other++;
+		(void)giong_soon_queued(&x->s);
+	}
+	atomic_store(&x->stage, 2);
+}
+
+static void test_cross_worker_race(void **state)
+{
+	struct giong_config c = gt_config(2);
+	struct churn x;
+
+	(void)state;
+	memset(&x, 0, sizeof(x));
+	gt_run(&c, churn_main, &x, NULL);
+	assert_int_equal(x.other, 0);
+	assert_int_equal(x.zero + x.exdev, 20000);
+	assert_true(x.churned > 0);
+	assert_int_equal(giong_soon_queued(&x.s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_no_sleep_with_callback_queued),
 		cmocka_unit_test(test_loop_end),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_cross_worker_race),
 	};
 
 	gt_require_uring();

@@ -35,7 +35,12 @@
  * another worker holds is refused with -EXDEV, touching nothing; a call off
  * any worker with GIONG_ENOTWORKER, except giong_soon_cancel() and
  * giong_timer_stop() on an idle struct, which return 0 on any thread. An
- * idle struct may be used on any worker.
+ * idle struct may be used on any worker. Calling on a struct another worker
+ * holds is a programming error that the -EXDEV check catches best-effort:
+ * the other thread reads only the struct's holder (and, for a timer whose
+ * holder is not the caller's, whether it is armed), with relaxed atomic
+ * loads; a call that races with the holder queuing, arming, cancelling or
+ * stopping it may find it idle and then act on it as if it were.
  *
  * Lifetime of the worker. A queued giong_soon keeps the worker's loop
  * going, as a ready task does: it runs even if every task has ended. A
@@ -71,7 +76,7 @@ struct giong_soon {
 	struct giong__list_node _link; /* on the worker's queue; next NULL when idle */
 	giong_soon_fn _fn;
 	void *_ctx;
-	void *_worker; /* the worker that holds it, while queued */
+	void *_worker; /* the worker that holds it, while queued (relaxed atomic) */
 };
 
 /*
@@ -129,7 +134,7 @@ struct giong_timer {
 	struct giong__timer _entry;
 	giong_timer_fn _fn;
 	void *_ctx;
-	void *_worker; /* the worker whose wheel holds it, while armed */
+	void *_worker; /* the worker whose wheel holds it (relaxed atomic) */
 };
 
 /*
