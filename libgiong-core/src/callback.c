@@ -14,11 +14,6 @@
 
 #include "internal.h"
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - 1 - b ? UINT64_MAX - 1 : a + b;
-}
-
 static inline void link_tail(struct giong__list_node *h, struct giong__list_node *n)
 {
 	n->prev = h->prev;
@@ -33,6 +28,34 @@ static inline void unlink_node(struct giong__list_node *n)
 	n->next->prev = n->prev;
 	n->next = NULL;
 	n->prev = NULL;
+}
+
+/*
+ * _worker, the struct's holder, is the one field another thread reads (the
+ * -EXDEV check): the owner writes it with relaxed atomic stores (a plain
+ * store on x86-64 and arm64), the check reads it with a relaxed load. The
+ * links are the owner's alone and stay plain.
+ */
+static inline void *holder_load(void *const *field)
+{
+	return __atomic_load_n(field, __ATOMIC_RELAXED);
+}
+
+static inline void holder_store(void **field, void *w)
+{
+	__atomic_store_n(field, w, __ATOMIC_RELAXED);
+}
+
+/* A timer's holder. Its _worker may name a worker whose loop ended with it
+ * armed (giong__wheel_clear() disarms without calling it): when the name is
+ * not the caller's, the entry is read too (relaxed), and idle means none. */
+static void *timer_holder(const struct giong_timer *t)
+{
+	void *h = holder_load(&t->_worker);
+
+	if (h && h != giong__worker_current() && !giong_timer_armed(t))
+		return NULL;
+	return h;
 }
 
 /*
@@ -65,7 +88,7 @@ int giong_call_soon(struct giong_soon *s, giong_soon_fn fn, void *ctx)
 
 	if (!s || !fn)
 		return -EINVAL;
-	if (!(w = owner(s->_link.next ? s->_worker : NULL, &err)))
+	if (!(w = owner(holder_load(&s->_worker), &err)))
 		return err;
 	if (s->_link.next)
 		return -EALREADY;
@@ -74,29 +97,32 @@ int giong_call_soon(struct giong_soon *s, giong_soon_fn fn, void *ctx)
 		return GIONG_ESHUTDOWN;
 	s->_fn = fn;
 	s->_ctx = ctx;
-	s->_worker = w;
 	link_tail(&w->soon, &s->_link);
+	holder_store(&s->_worker, w);
 	return 0;
 }
 
 int giong_soon_cancel(struct giong_soon *s)
 {
+	void *holder;
 	int err = 0;
 
 	if (!s)
 		return -EINVAL;
-	if (!owner(s->_link.next ? s->_worker : NULL, &err))
-		return err;
-	if (!s->_link.next)
+	/* Idle: nothing to take back, on any thread (after the runtime
+	 * returned, say), as the header promises. */
+	if (!(holder = holder_load(&s->_worker)))
 		return 0;
+	if (!owner(holder, &err))
+		return err;
 	unlink_node(&s->_link);
-	s->_worker = NULL;
+	holder_store(&s->_worker, NULL);
 	return 1;
 }
 
 int giong_soon_queued(const struct giong_soon *s)
 {
-	return s && __atomic_load_n(&s->_link.next, __ATOMIC_RELAXED) != NULL;
+	return s && holder_load(&s->_worker) != NULL;
 }
 
 void giong__soon_run(struct giong__worker *w)
@@ -118,7 +144,7 @@ void giong__soon_run(struct giong__worker *w)
 		struct giong_soon *s = giong__container_of(turn.next, struct giong_soon, _link);
 
 		unlink_node(&s->_link);
-		s->_worker = NULL;
+		holder_store(&s->_worker, NULL);
 		/* Idle from here: the callback may queue s again or free it. */
 		s->_fn(s, s->_ctx);
 	}
@@ -132,7 +158,7 @@ static void timer_fired(struct giong__timer *e)
 
 	/* The wheel disarmed it before this call: idle from here, the callback
 	 * may start it again or free it. */
-	t->_worker = NULL;
+	holder_store(&t->_worker, NULL);
 	t->_fn(t, t->_ctx);
 }
 
@@ -143,7 +169,7 @@ int giong_timer_start(struct giong_timer *t, uint64_t when_ms, giong_timer_fn fn
 
 	if (!t || !fn)
 		return -EINVAL;
-	if (!(w = owner(giong__timer_armed(&t->_entry) ? t->_worker : NULL, &err)))
+	if (!(w = owner(timer_holder(t), &err)))
 		return err;
 	/* The loop has ended: its wheel never advances again. */
 	if (GIONG__UNLIKELY(w->draining))
@@ -152,7 +178,7 @@ int giong_timer_start(struct giong_timer *t, uint64_t when_ms, giong_timer_fn fn
 		giong__timer_init(&t->_entry, timer_fired);
 	t->_fn = fn;
 	t->_ctx = ctx;
-	t->_worker = w;
+	holder_store(&t->_worker, w);
 	/* Re-arming an armed timer moves it (the wheel cancels it first). */
 	giong__wheel_arm(&w->wheel, &t->_entry, when_ms);
 	return 0;
@@ -163,22 +189,28 @@ int giong_timer_start_in(struct giong_timer *t, uint64_t ms, giong_timer_fn fn, 
 	/* Arguments first, so a bad call reads no clock. */
 	if (!t || !fn)
 		return -EINVAL;
-	return giong_timer_start(t, add_sat(giong__clock_ms_ceil(), ms), fn, ctx);
+	return giong_timer_start(t, giong__add_sat(giong__clock_ms_ceil(), ms), fn, ctx);
 }
 
 int giong_timer_stop(struct giong_timer *t)
 {
 	struct giong__worker *w;
+	void *holder;
 	int err = 0;
 
 	if (!t)
 		return -EINVAL;
-	if (!(w = owner(giong__timer_armed(&t->_entry) ? t->_worker : NULL, &err)))
+	/* Idle: nothing to disarm, on any thread (after the runtime returned,
+	 * say), as the header promises. */
+	if (!(holder = timer_holder(t)))
+		return 0;
+	if (!(w = owner(holder, &err)))
 		return err;
+	/* A name left by this worker's ended loop (an atexit hook). */
 	if (!giong__timer_armed(&t->_entry))
 		return 0;
 	giong__wheel_cancel(&w->wheel, &t->_entry);
-	t->_worker = NULL;
+	holder_store(&t->_worker, NULL);
 	return 1;
 }
 

@@ -78,6 +78,19 @@ static inline uint64_t giong__clock_ms_ceil(void)
 	return (uint64_t)ts.tv_sec * 1000 + ((uint64_t)ts.tv_nsec + 999999) / 1000000;
 }
 
+/* @a + @b, saturated at UINT64_MAX - 1: an expiry "@b ms after @a" for any
+ * @b, including GIONG_NO_DEADLINE (UINT64_MAX), stays in the far future and
+ * never wraps into the past. UINT64_MAX - 1, not UINT64_MAX, so that the
+ * wheel's "nothing armed" (UINT64_MAX) stays distinct. */
+static inline uint64_t giong__add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t sum;
+
+	if (__builtin_add_overflow(a, b, &sum) || sum > UINT64_MAX - 1)
+		return UINT64_MAX - 1;
+	return sum;
+}
+
 struct giong__fiber;
 
 struct giong_runtime {

@@ -12,11 +12,6 @@
 
 #include "fiber.h"
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - 1 - b ? UINT64_MAX - 1 : a + b;
-}
-
 uint64_t giong_now_ms(void)
 {
 	struct giong__worker *w = giong__worker_current();
@@ -54,7 +49,7 @@ int giong_sleep_ms(uint64_t ms)
 {
 	if (!giong__worker_current())
 		return GIONG_ENOTWORKER;
-	return giong_sleep_until(add_sat(giong__clock_ms_ceil(), ms));
+	return giong_sleep_until(giong__add_sat(giong__clock_ms_ceil(), ms));
 }
 
 uint64_t giong_deadline_set(uint64_t when_ms)
@@ -73,7 +68,7 @@ uint64_t giong_deadline_set(uint64_t when_ms)
 
 uint64_t giong_deadline_in(uint64_t ms)
 {
-	return giong_deadline_set(add_sat(giong__clock_ms_ceil(), ms));
+	return giong_deadline_set(giong__add_sat(giong__clock_ms_ceil(), ms));
 }
 
 void giong_deadline_restore(uint64_t saved)

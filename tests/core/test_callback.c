@@ -294,6 +294,45 @@ static void test_timer_order_never_early(void **state)
 	}
 }
 
+/* Far times saturate, never wrap into the past: timers started UINT64_MAX,
+ * UINT64_MAX - 1 and 2^62 ms from now stay armed and can be stopped. */
+struct far {
+	struct giong_timer t[3];
+	int ran;
+};
+
+static void far_fired(struct giong_timer *t, void *ctx)
+{
+	(void)t;
+	((struct far *)ctx)->ran++;
+}
+
+static void far_main(unsigned w, void *arg)
+{
+	static const uint64_t in[3] = {UINT64_MAX, UINT64_MAX - 1, (uint64_t)1 << 62};
+	struct far *f = arg;
+
+	(void)w;
+	for (int i = 0; i < 3; i++)
+		gt_check_int_equal(giong_timer_start_in(&f->t[i], in[i], far_fired, f), 0);
+	gt_check_int_equal(giong_sleep_ms(50), 0);
+	for (int i = 0; i < 3; i++) {
+		gt_check_int_equal(giong_timer_armed(&f->t[i]), 1);
+		gt_check_int_equal(giong_timer_stop(&f->t[i]), 1);
+	}
+}
+
+static void test_timer_far_future(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct far f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	gt_run(&c, far_main, &f, NULL);
+	assert_int_equal(f.ran, 0);
+}
+
 /* Re-armed from its callback (a periodic timer); a timer that stops
  * another due at the same time; one started again (moved) while armed. */
 struct periodic {
@@ -560,6 +599,11 @@ static void test_loop_end(void **state)
 	assert_int_equal(giong_timer_armed(&e.in_hook), 0);
 	assert_int_equal(giong_soon_queued(&e.s), 0);
 	assert_int_equal(st.timers_armed, 0);
+	/* The runtime returned: every struct is idle, and stop / cancel
+	 * still work from here, off any worker. */
+	assert_int_equal(giong_timer_stop(&e.far), 0);
+	assert_int_equal(giong_timer_stop(&e.in_hook), 0);
+	assert_int_equal(giong_soon_cancel(&e.s), 0);
 }
 
 static void dummy_soon(struct giong_soon *s, void *ctx)
@@ -619,12 +663,13 @@ static void test_bad_arguments(void **state)
 	(void)state;
 	memset(&s, 0, sizeof(s));
 	memset(&t, 0, sizeof(t));
-	/* Off a worker. */
+	/* Off a worker: nothing new is taken; an idle struct has nothing to
+	 * take back, so cancel and stop say 0 (the header's promise). */
 	assert_int_equal(giong_call_soon(&s, dummy_soon, NULL), GIONG_ENOTWORKER);
-	assert_int_equal(giong_soon_cancel(&s), GIONG_ENOTWORKER);
+	assert_int_equal(giong_soon_cancel(&s), 0);
 	assert_int_equal(giong_timer_start(&t, 1, dummy_timer, NULL), GIONG_ENOTWORKER);
 	assert_int_equal(giong_timer_start_in(&t, 1, dummy_timer, NULL), GIONG_ENOTWORKER);
-	assert_int_equal(giong_timer_stop(&t), GIONG_ENOTWORKER);
+	assert_int_equal(giong_timer_stop(&t), 0);
 	/* NULLs, wherever. */
 	assert_int_equal(giong_call_soon(NULL, dummy_soon, NULL), -EINVAL);
 	assert_int_equal(giong_call_soon(&s, NULL, NULL), -EINVAL);
@@ -649,6 +694,62 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(x.armed, 1);
 	assert_int_equal(giong_timer_armed(&x.t), 0);
 	assert_int_equal(giong_soon_queued(&x.s), 0);
+	assert_int_equal(giong_timer_stop(&x.t), 0);
+	assert_int_equal(giong_soon_cancel(&x.s), 0);
+}
+
+/* Worker 0 queues and cancels a soon over and over, without yielding, while
+ * worker 1 tries to cancel it and asks if it is queued: worker 1 reads only
+ * the holder, an atomic field (the TSan build reports a race otherwise), and
+ * sees either an idle struct (0) or another worker's (-EXDEV), never
+ * touching it. */
+struct churn {
+	struct giong_soon s;
+	atomic_int stage; /* 1: worker 0 churns; 2: worker 1 is done */
+	int zero, exdev, other, churned;
+};
+
+static void churn_main(unsigned w, void *arg)
+{
+	struct churn *x = arg;
+
+	if (w == 0) {
+		atomic_store(&x->stage, 1);
+		for (int i = 0; i < 2000000 && atomic_load(&x->stage) != 2; i++) {
+			gt_check_int_equal(giong_call_soon(&x->s, dummy_soon, x), 0);
+			gt_check_int_equal(giong_soon_cancel(&x->s), 1);
+			x->churned++;
+		}
+		return;
+	}
+	while (atomic_load(&x->stage) != 1)
+		giong_sleep_ms(1);
+	for (int i = 0; i < 20000; i++) {
+		int r = giong_soon_cancel(&x->s);
+
+		if (r == 0)
+			x->zero++;
+		else if (r == -EXDEV)
+			x->exdev++;
+		else
+			x->other++;
+		(void)giong_soon_queued(&x->s);
+	}
+	atomic_store(&x->stage, 2);
+}
+
+static void test_cross_worker_race(void **state)
+{
+	struct giong_config c = gt_config(2);
+	struct churn x;
+
+	(void)state;
+	memset(&x, 0, sizeof(x));
+	gt_run(&c, churn_main, &x, NULL);
+	assert_int_equal(x.other, 0);
+	assert_int_equal(x.zero + x.exdev, 20000);
+	assert_true(x.churned > 0);
+	assert_int_equal(giong_soon_queued(&x.s), 0);
 }
 
 int main(void)
@@ -658,11 +759,13 @@ int main(void)
 		cmocka_unit_test(test_soon_requeue_and_free),
 		cmocka_unit_test(test_callbacks_spawn_tasks),
 		cmocka_unit_test(test_timer_order_never_early),
+		cmocka_unit_test(test_timer_far_future),
 		cmocka_unit_test(test_timer_rearm_and_stop_inside),
 		cmocka_unit_test(test_many_timers),
 		cmocka_unit_test(test_no_sleep_with_callback_queued),
 		cmocka_unit_test(test_loop_end),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_cross_worker_race),
 	};
 
 	gt_require_uring();

@@ -224,11 +224,59 @@ static void test_spin_wakes_for_timers_and_work(void **state)
 	assert_true(sp.ran_us - sp.posted_us < SPIN_US / 2);
 }
 
+/* Far times saturate, never wrap into the past: a deadline UINT64_MAX ms
+ * away times out nothing, and a sleep that long lasts until cancelled. */
+struct far {
+	int dl_sleep_ret, sleep_ret;
+	uint64_t dl_after, sleep_ms;
+};
+
+static intptr_t sleep_forever(void *arg)
+{
+	struct far *f = arg;
+	uint64_t t0 = mono_us();
+
+	f->sleep_ret = giong_sleep_ms(UINT64_MAX);
+	f->sleep_ms = (mono_us() - t0) / 1000;
+	return 0;
+}
+
+static void far_main(unsigned w, void *arg)
+{
+	struct far *f = arg;
+	struct giong_task *t;
+	uint64_t saved;
+
+	(void)w;
+	saved = giong_deadline_in(UINT64_MAX);
+	f->dl_after = giong_deadline();
+	f->dl_sleep_ret = giong_sleep_ms(10);
+	giong_deadline_restore(saved);
+	gt_check_int_equal(giong_spawn(sleep_forever, f, &t), 0);
+	gt_check_int_equal(giong_sleep_ms(50), 0);
+	gt_check_int_equal(giong_task_cancel(t), 0);
+	gt_check_int_equal(giong_join(t, NULL), -ECANCELED);
+}
+
+static void test_far_times_saturate(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct far f = {0};
+
+	(void)state;
+	gt_run(&c, far_main, &f, NULL);
+	assert_true(f.dl_after >= UINT64_MAX - 1);
+	assert_int_equal(f.dl_sleep_ret, 0);
+	assert_int_equal(f.sleep_ret, -ECANCELED);
+	assert_true(f.sleep_ms >= 50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sleep_never_early),
 		cmocka_unit_test(test_deadline_scopes),
+		cmocka_unit_test(test_far_times_saturate),
 		cmocka_unit_test(test_5000_timers),
 		cmocka_unit_test(test_spin_wakes_for_timers_and_work),
 	};

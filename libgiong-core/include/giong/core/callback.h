@@ -33,8 +33,14 @@
  * Threads. The calls are for the worker's own thread: a struct is queued or
  * armed on the calling worker and runs there. A call on a struct that
  * another worker holds is refused with -EXDEV, touching nothing; a call off
- * any worker with GIONG_ENOTWORKER. An idle struct may be used on any
- * worker.
+ * any worker with GIONG_ENOTWORKER, except giong_soon_cancel() and
+ * giong_timer_stop() on an idle struct, which return 0 on any thread. An
+ * idle struct may be used on any worker. Calling on a struct another worker
+ * holds is a programming error that the -EXDEV check catches best-effort:
+ * the other thread reads only the struct's holder (and, for a timer whose
+ * holder is not the caller's, whether it is armed), with relaxed atomic
+ * loads; a call that races with the holder queuing, arming, cancelling or
+ * stopping it may find it idle and then act on it as if it were.
  *
  * Lifetime of the worker. A queued giong_soon keeps the worker's loop
  * going, as a ready task does: it runs even if every task has ended. A
@@ -70,7 +76,7 @@ struct giong_soon {
 	struct giong__list_node _link; /* on the worker's queue; next NULL when idle */
 	giong_soon_fn _fn;
 	void *_ctx;
-	void *_worker; /* the worker that holds it, while queued */
+	void *_worker; /* the worker that holds it, while queued (relaxed atomic) */
 };
 
 /*
@@ -94,8 +100,9 @@ GIONG_API int giong_call_soon(struct giong_soon *s, giong_soon_fn fn, void *ctx)
  * called, and @s is the caller's again when this returns. Also from a
  * callback (of another struct queued for the same turn, say). Returns 1 if
  * @s was queued, 0 if it was idle (never queued, or its callback already
- * called or running); -EINVAL for NULL; -EXDEV if another worker holds @s;
- * GIONG_ENOTWORKER off a worker. Owner worker only; does not suspend.
+ * called or running: on any thread, also off a worker); -EINVAL for NULL;
+ * -EXDEV if another worker holds @s; GIONG_ENOTWORKER off a worker for a
+ * queued @s. Owner worker only; does not suspend.
  */
 GIONG_API int giong_soon_cancel(struct giong_soon *s);
 
@@ -127,7 +134,7 @@ struct giong_timer {
 	struct giong__timer _entry;
 	giong_timer_fn _fn;
 	void *_ctx;
-	void *_worker; /* the worker whose wheel holds it, while armed */
+	void *_worker; /* the worker whose wheel holds it (relaxed atomic) */
 };
 
 /*
@@ -158,8 +165,9 @@ GIONG_API int giong_timer_start_in(struct giong_timer *t, uint64_t ms, giong_tim
  * giong_timer_stop() - disarm @t: its callback will not be called, and @t is
  * the caller's again when this returns. Also from its own callback (then
  * @t is idle already: 0) and from another timer's. Returns 1 if @t was
- * armed, 0 if it was idle; -EINVAL for NULL; -EXDEV if another worker holds
- * @t; GIONG_ENOTWORKER off a worker. Owner worker only; does not suspend.
+ * armed, 0 if it was idle (on any thread, also off a worker); -EINVAL for
+ * NULL; -EXDEV if another worker holds @t; GIONG_ENOTWORKER off a worker for
+ * an armed @t. Owner worker only; does not suspend.
  */
 GIONG_API int giong_timer_stop(struct giong_timer *t);
 
