@@ -486,6 +486,26 @@ struct v6 {
 	int hold; /* 127.0.0.1 on the listener's port, bound only */
 };
 
+/* Accept @c's connection on @l: another process's connection to [::1] on this port
+ * (a client trying "localhost" on its own 127.0.0.1 port, as Happy Eyeballs tries ::1
+ * first) may come first; it is closed, and read from it would have waited for ever.
+ * 0 or -errno, under a 10 s deadline. */
+static int accept_from(struct giong_listener *l, struct giong_stream *c, struct giong_stream **out)
+{
+	uint64_t saved = giong_deadline_in(10000);
+	struct giong_addr mine, peer;
+	int r = giong_stream_local_addr(c, &mine);
+
+	while (r == 0 && (r = giong_tcp_accept(l, out)) == 0) {
+		if (giong_stream_peer_addr(*out, &peer) == 0 &&
+		    giong_addr_port(&peer) == giong_addr_port(&mine))
+			break;
+		giong_stream_close(*out);
+	}
+	giong_deadline_restore(saved);
+	return r;
+}
+
 static void v6_main(unsigned w, void *arg)
 {
 	struct v6 *v = arg;
@@ -517,7 +537,7 @@ static void v6_main(unsigned w, void *arg)
 	snprintf(addr, sizeof(addr), "[::1]:%d", giong_addr_port(&a));
 	v->connect_ret = giong_tcp_connect(addr, &c);
 	if (!v->connect_ret) {
-		v->accept_ret = giong_tcp_accept(l, &s);
+		v->accept_ret = accept_from(l, c, &s);
 		v->writev_ret = giong_stream_writev(c, iov, 3);
 		if (!v->accept_ret) {
 			v->read_ret = nt_stream_read_exact(s, v->got, 15);
