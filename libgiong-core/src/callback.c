@@ -14,18 +14,10 @@
 
 #include "internal.h"
 
-static inline void link_tail(struct giong__list_node *h, struct giong__list_node *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
+/* Take @n off the callback queue and mark it idle (next NULL, as callback.h says). */
 static inline void unlink_node(struct giong__list_node *n)
 {
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
+	giong__clist_del(n);
 	n->next = NULL;
 	n->prev = NULL;
 }
@@ -97,7 +89,7 @@ int giong_call_soon(struct giong_soon *s, giong_soon_fn fn, void *ctx)
 		return GIONG_ESHUTDOWN;
 	s->_fn = fn;
 	s->_ctx = ctx;
-	link_tail(&w->soon, &s->_link);
+	giong__clist_add_tail(&w->soon, &s->_link);
 	holder_store(&s->_worker, w);
 	return 0;
 }
@@ -135,12 +127,8 @@ void giong__soon_run(struct giong__worker *w)
 	 * goes to the worker's, for the next turn, so a callback that queues
 	 * itself again cannot keep the loop here. A cancel of one still on
 	 * @turn unlinks it from @turn (the links need no head). */
-	turn.next = w->soon.next;
-	turn.prev = w->soon.prev;
-	turn.next->prev = &turn;
-	turn.prev->next = &turn;
-	w->soon.next = w->soon.prev = &w->soon;
-	while (turn.next != &turn) {
+	giong__clist_move_all(&w->soon, &turn);
+	while (!giong__clist_empty(&turn)) {
 		struct giong_soon *s = giong__container_of(turn.next, struct giong_soon, _link);
 
 		unlink_node(&s->_link);

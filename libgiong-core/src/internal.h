@@ -175,7 +175,7 @@ void giong__soon_run(struct giong__worker *w);
 
 static inline bool giong__soon_pending(const struct giong__worker *w)
 {
-	return w->soon.next != &w->soon;
+	return !giong__clist_empty(&w->soon);
 }
 
 /* worker.c */

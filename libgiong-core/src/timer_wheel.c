@@ -45,45 +45,6 @@
 /* Bits of time covered by the whole wheel: 36. */
 #define WHEEL_SPAN_BITS (GIONG__WHEEL_LEVELS * GIONG__WHEEL_BITS)
 
-static inline void tlist_init(struct giong__list_node *h)
-{
-	h->next = h;
-	h->prev = h;
-}
-
-static inline bool tlist_empty(const struct giong__list_node *h)
-{
-	return h->next == h;
-}
-
-static inline void tlist_add_tail(struct giong__list_node *h, struct giong__list_node *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void tlist_del(struct giong__list_node *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-}
-
-/* Move all of @from to the (empty) @to, leaving @from empty. */
-static inline void tlist_move_all(struct giong__list_node *from, struct giong__list_node *to)
-{
-	if (tlist_empty(from)) {
-		tlist_init(to);
-		return;
-	}
-	to->next = from->next;
-	to->prev = from->prev;
-	to->next->prev = to;
-	to->prev->next = to;
-	tlist_init(from);
-}
-
 static inline struct giong__timer *timer_of(struct giong__list_node *n)
 {
 	return giong__container_of(n, struct giong__timer, node);
@@ -95,9 +56,9 @@ void giong__wheel_init(struct giong__wheel *w, uint64_t now_ms)
 	w->count = 0;
 	for (unsigned l = 0; l < GIONG__WHEEL_LEVELS; l++)
 		w->occupied[l] = 0;
-	tlist_init(&w->pending);
+	giong__clist_init(&w->pending);
 	for (unsigned i = 0; i < GIONG__WHEEL_NSLOTS; i++)
-		tlist_init(&w->slots[i]);
+		giong__clist_init(&w->slots[i]);
 }
 
 void giong__timer_init(struct giong__timer *t, void (*fn)(struct giong__timer *))
@@ -124,7 +85,7 @@ static void place(struct giong__wheel *w, struct giong__timer *t)
 		slot = OVERFLOW_SLOT;
 	}
 	t->slot = slot;
-	tlist_add_tail(&w->slots[slot], &t->node);
+	giong__clist_add_tail(&w->slots[slot], &t->node);
 	w->occupied[level] |= 1ull << (slot & LEVEL_MASK);
 }
 
@@ -135,7 +96,7 @@ void giong__wheel_arm(struct giong__wheel *w, struct giong__timer *t, uint64_t e
 	w->count++;
 	if (expires_ms <= w->now) {
 		t->slot = NO_SLOT;
-		tlist_add_tail(&w->pending, &t->node);
+		giong__clist_add_tail(&w->pending, &t->node);
 		return;
 	}
 	place(w, t);
@@ -147,13 +108,13 @@ void giong__wheel_cancel(struct giong__wheel *w, struct giong__timer *t)
 
 	if (!giong__timer_armed(t))
 		return;
-	tlist_del(&t->node);
+	giong__clist_del(&t->node);
 	/*
 	 * A timer of a slot being fired sits on advance()'s local list with its
 	 * old slot number; the slot head itself is then empty and its bit
 	 * already clear, so testing the real head is right in both cases.
 	 */
-	if (slot != NO_SLOT && tlist_empty(&w->slots[slot]))
+	if (slot != NO_SLOT && giong__clist_empty(&w->slots[slot]))
 		w->occupied[slot / GIONG__WHEEL_SLOTS] &= ~(1ull << (slot & LEVEL_MASK));
 	t->node.next = NULL;
 	t->node.prev = NULL;
@@ -191,7 +152,7 @@ uint64_t giong__wheel_next_expiry(const struct giong__wheel *w)
 {
 	unsigned level;
 
-	if (!tlist_empty(&w->pending))
+	if (!giong__clist_empty(&w->pending))
 		return w->now;
 	return next_slot_start(w, &level);
 }
@@ -202,10 +163,10 @@ static unsigned fire_list(struct giong__wheel *w, struct giong__list_node *due)
 {
 	unsigned fired = 0;
 
-	while (!tlist_empty(due)) {
+	while (!giong__clist_empty(due)) {
 		struct giong__timer *t = timer_of(due->next);
 
-		tlist_del(&t->node);
+		giong__clist_del(&t->node);
 		t->node.next = NULL;
 		t->node.prev = NULL;
 		t->slot = NO_SLOT;
@@ -223,21 +184,21 @@ static void process_slot(struct giong__wheel *w, unsigned level, unsigned slot,
 {
 	struct giong__list_node list;
 
-	tlist_move_all(&w->slots[slot], &list);
+	giong__clist_move_all(&w->slots[slot], &list);
 	w->occupied[level] &= ~(1ull << (slot & LEVEL_MASK));
 	if (level == 0) {
 		/* Exact: everything here expires at w->now. */
-		tlist_move_all(&list, due);
+		giong__clist_move_all(&list, due);
 		return;
 	}
-	tlist_init(due);
-	while (!tlist_empty(&list)) {
+	giong__clist_init(due);
+	while (!giong__clist_empty(&list)) {
 		struct giong__timer *t = timer_of(list.next);
 
-		tlist_del(&t->node);
+		giong__clist_del(&t->node);
 		if (t->expires == w->now) {
 			t->slot = NO_SLOT;
-			tlist_add_tail(due, &t->node);
+			giong__clist_add_tail(due, &t->node);
 		} else {
 			place(w, t);
 		}
@@ -251,8 +212,8 @@ unsigned giong__wheel_advance(struct giong__wheel *w, uint64_t now_ms)
 
 	/* Past-due arms first: they are already late. Taking the whole list
 	 * means their callbacks' own past-due arms wait for the next call. */
-	if (!tlist_empty(&w->pending)) {
-		tlist_move_all(&w->pending, &due);
+	if (!giong__clist_empty(&w->pending)) {
+		giong__clist_move_all(&w->pending, &due);
 		fired += fire_list(w, &due);
 	}
 	for (;;) {
@@ -282,10 +243,10 @@ static unsigned clear_list(struct giong__list_node *h)
 {
 	unsigned n = 0;
 
-	while (!tlist_empty(h)) {
+	while (!giong__clist_empty(h)) {
 		struct giong__timer *t = timer_of(h->next);
 
-		tlist_del(&t->node);
+		giong__clist_del(&t->node);
 		t->node.next = NULL;
 		t->node.prev = NULL;
 		t->slot = NO_SLOT;

@@ -32,6 +32,8 @@
 
 #include <giong/core/callback.h>
 
+#include "clist.h" /* the slots */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -303,7 +303,7 @@ int giong__worker_run(struct giong__worker *w)
 	giong__ctx_init_thread(&w->sched_ctx);
 	w->now = giong__clock_ms();
 	giong__wheel_init(&w->wheel, w->now);
-	w->soon.next = w->soon.prev = &w->soon;
+	giong__clist_init(&w->soon);
 	w->grace_deadline = UINT64_MAX;
 	giong__mailbox_arm(w);
 	if (w->index == 0 && rt->sigfd >= 0)
