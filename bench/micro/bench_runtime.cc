@@ -135,10 +135,33 @@ intptr_t nop_worker(void *arg)
 	}
 }
 
+/* Time rounds of the kBatch tasks @t (parked on p.start, each doing one operation per
+ * round), then stop and join them: items, and enters and SQEs per operation. */
+void measure_batch(benchmark::State &st, NopPool &p, struct giong_task **t)
+{
+	struct giong_stats a, b;
+
+	giong_yield(); /* all parked on start */
+	giong_stats(&a);
+	for (auto _ : st) {
+		p.round_left = kBatch;
+		giong_waitq_wake_all(&p.start, 0);
+		giong_waitq_wait(&p.done, 0);
+	}
+	giong_stats(&b);
+	p.stop = true;
+	giong_waitq_wake_all(&p.start, 0);
+	for (int i = 0; i < kBatch; i++)
+		giong_join(t[i], nullptr);
+	double ops = double(st.iterations()) * kBatch;
+	st.SetItemsProcessed(int64_t(ops));
+	st.counters["enters_per_op"] = double(b.enters - a.enters) / ops;
+	st.counters["sqes_per_op"] = double(b.sqes_submitted - a.sqes_submitted) / ops;
+}
+
 void BM_giong_nop_batch64(benchmark::State &state)
 {
 	on_giong(state, [](benchmark::State &st) {
-		struct giong_stats a, b;
 		NopPool p{};
 		struct giong_task *t[kBatch];
 
@@ -146,21 +169,7 @@ void BM_giong_nop_batch64(benchmark::State &state)
 		giong_waitq_init(&p.done);
 		for (int i = 0; i < kBatch; i++)
 			giong_spawn(nop_worker, &p, &t[i]);
-		giong_yield(); /* all parked on start */
-		giong_stats(&a);
-		for (auto _ : st) {
-			p.round_left = kBatch;
-			giong_waitq_wake_all(&p.start, 0);
-			giong_waitq_wait(&p.done, 0);
-		}
-		giong_stats(&b);
-		p.stop = true;
-		giong_waitq_wake_all(&p.start, 0);
-		for (int i = 0; i < kBatch; i++)
-			giong_join(t[i], nullptr);
-		double ops = double(st.iterations()) * kBatch;
-		st.SetItemsProcessed(int64_t(ops));
-		st.counters["enters_per_op"] = double(b.enters - a.enters) / ops;
+		measure_batch(st, p, t);
 	});
 }
 BENCHMARK(BM_giong_nop_batch64);
@@ -198,7 +207,6 @@ intptr_t soon_worker(void *arg)
 void BM_giong_call_soon_batch64(benchmark::State &state)
 {
 	on_giong(state, [](benchmark::State &st) {
-		struct giong_stats a, b;
 		NopPool p{};
 		SoonTask ts[kBatch] = {};
 		struct giong_task *t[kBatch];
@@ -210,22 +218,7 @@ void BM_giong_call_soon_batch64(benchmark::State &state)
 			giong_waitq_init(&ts[i].woken);
 			giong_spawn(soon_worker, &ts[i], &t[i]);
 		}
-		giong_yield(); /* all parked on start */
-		giong_stats(&a);
-		for (auto _ : st) {
-			p.round_left = kBatch;
-			giong_waitq_wake_all(&p.start, 0);
-			giong_waitq_wait(&p.done, 0);
-		}
-		giong_stats(&b);
-		p.stop = true;
-		giong_waitq_wake_all(&p.start, 0);
-		for (int i = 0; i < kBatch; i++)
-			giong_join(t[i], nullptr);
-		double ops = double(st.iterations()) * kBatch;
-		st.SetItemsProcessed(int64_t(ops));
-		st.counters["enters_per_op"] = double(b.enters - a.enters) / ops;
-		st.counters["sqes_per_op"] = double(b.sqes_submitted - a.sqes_submitted) / ops;
+		measure_batch(st, p, t);
 	});
 }
 BENCHMARK(BM_giong_call_soon_batch64);
