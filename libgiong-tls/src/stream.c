@@ -66,7 +66,8 @@ static void maybe_free(struct giong_tls_stream *s)
 }
 
 /* Enter a call: the owner worker only, not after close. */
-static int enter(struct giong_tls_stream *s)
+/* Whether the calling thread may use @s: its worker's, and @s not closed. */
+static int owned(const struct giong_tls_stream *s)
 {
 	int w = giong_worker_index();
 
@@ -74,10 +75,16 @@ static int enter(struct giong_tls_stream *s)
 		return GIONG_ENOTWORKER;
 	if (w != s->worker)
 		return -EPERM;
-	if (s->closed)
-		return -EBADF;
-	s->busy++;
-	return 0;
+	return s->closed ? -EBADF : 0;
+}
+
+static int enter(struct giong_tls_stream *s)
+{
+	int r = owned(s);
+
+	if (r == 0)
+		s->busy++;
+	return r;
 }
 
 static void leave(struct giong_tls_stream *s)
@@ -693,16 +700,14 @@ static int tls_query(const struct giong_stream *st, int what, void *out, size_t 
 	const struct giong_tls_stream *s = tls_of(st);
 	const char *p;
 	size_t l;
-	int w = giong_worker_index();
+	int r;
 
 	/* Its owner's question only, as every other operation: the backend's
 	 * connection is not to be read from another thread, nor once closed. */
-	if (w < 0)
-		return GIONG_ENOTWORKER;
-	if (!s || w != s->worker)
-		return -EPERM;
-	if (s->closed)
-		return -EBADF;
+	if (!s)
+		return -EINVAL;
+	if ((r = owned(s)))
+		return r;
 	switch (what) {
 	case GIONG_STREAM_QUERY_ALPN:
 		if (!(p = giong_tls_alpn(st, &l)))
