@@ -22,7 +22,7 @@
 
 #define FIELDS_MAX 128
 
-static struct giong__http_field fields[FIELDS_MAX], fields2[FIELDS_MAX];
+static struct giong_http_field fields[FIELDS_MAX], fields2[FIELDS_MAX];
 
 static void inside(const char *p, size_t n, const char *buf, size_t len)
 {

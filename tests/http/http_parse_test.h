@@ -17,7 +17,7 @@
  * test states one expected answer; -EINVAL stays, and a refusal's status must be one. */
 static inline int ht_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 				struct giong__http_scan *sc, struct giong__http_head *h,
-				struct giong__http_field *fields)
+				struct giong_http_field *fields)
 {
 	int status = 0, r = giong__http_parse_head(buf, len, lim, sc, h, fields, &status);
 
@@ -34,10 +34,10 @@ static inline int ht_parse_head(const char *buf, size_t len, const struct giong_
  * exact size, so that ASan sees any read past it.
  */
 static inline int ht_parse_all(const char *in, size_t len, const struct giong_http_limits *lim,
-			       struct giong__http_head *h, struct giong__http_field *fields,
+			       struct giong__http_head *h, struct giong_http_field *fields,
 			       bool every_prefix)
 {
-	struct giong__http_field f2[HT_FIELDS_MAX];
+	struct giong_http_field f2[HT_FIELDS_MAX];
 	struct giong__http_head h2;
 	struct giong__http_scan sc = {0};
 	int whole, r;

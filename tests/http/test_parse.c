@@ -11,7 +11,7 @@
 
 #include "http_parse_test.h"
 
-static struct giong__http_field fields[HT_FIELDS_MAX];
+static struct giong_http_field fields[HT_FIELDS_MAX];
 static struct giong__http_head head;
 
 static int parse_lim(const char *s, const struct giong_http_limits *lim)

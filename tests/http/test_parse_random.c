@@ -369,7 +369,7 @@ static void mutate(struct buf *o)
 	}
 }
 
-static struct giong__http_field fields[MAXF + 8], fields2[MAXF + 8];
+static struct giong_http_field fields[MAXF + 8], fields2[MAXF + 8];
 
 static void check_valid(const struct buf *o, const struct expect *e,
 			const struct giong__http_head *h)

@@ -21,7 +21,7 @@ static const char H1[] = "HTTP/1.1 200 OK\r\n"
 			 "\r\n";
 
 static struct giong_http_limits lim;
-static struct giong__http_field fa[FIELDS], fb[FIELDS];
+static struct giong_http_field fa[FIELDS], fb[FIELDS];
 
 /* A heap copy of s[0..len) of its exact size, so ASan sees any read past it. */
 static char *copy(const char *s, size_t len)

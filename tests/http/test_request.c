@@ -12,7 +12,7 @@
 
 struct parsed {
 	char buf[2048];
-	struct giong__http_field fields[GIONG_HTTP_LIMIT_FIELDS];
+	struct giong_http_field fields[GIONG_HTTP_LIMIT_FIELDS];
 	struct giong_http_request req;
 };
 

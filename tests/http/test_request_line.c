@@ -146,7 +146,7 @@ static void test_authority_bytes(void **state)
 
 /* ------------------------------------------------------------- the parser */
 
-static struct giong__http_field fields[HT_FIELDS_MAX];
+static struct giong_http_field fields[HT_FIELDS_MAX];
 static struct giong__http_head head;
 
 static int parse(const char *s)

@@ -127,7 +127,7 @@ struct giong_http_exchange {
 	/* The response. */
 	struct giong__http_scan scan;
 	struct giong__http_reply reply;
-	struct giong__http_field *fields; /* o.fields_max entries */
+	struct giong_http_field *fields; /* o.fields_max entries */
 	unsigned interim;
 	/* Its body. */
 	uint64_t left; /* Content-Length bytes not yet taken */

@@ -61,7 +61,7 @@ static struct giong_http_exchange *ex_get(struct giong__http_cworker *w)
 void giong__http_ex_put(struct giong__http_cworker *w, struct giong_http_exchange *ex)
 {
 	struct giong__http_out req = ex->req;
-	struct giong__http_field *fields = ex->fields;
+	struct giong_http_field *fields = ex->fields;
 	char *copy = ex->copy;
 	size_t cap = ex->copy_cap;
 
@@ -600,7 +600,7 @@ const char *giong_http_exchange_field(const struct giong_http_exchange *ex, cons
 	if (!ex || !name || ex->state != GIONG__HTTP_EX_HEAD)
 		return NULL;
 	for (uint32_t i = 0; i < ex->reply.nfields; i++) {
-		const struct giong__http_field *f = &ex->reply.fields[i];
+		const struct giong_http_field *f = &ex->reply.fields[i];
 
 		if (f->name_len == strlen(name) && !strncasecmp(f->name, name, f->name_len)) {
 			if (len)
@@ -622,7 +622,7 @@ int giong_http_exchange_field_at(const struct giong_http_exchange *ex, unsigned 
 				 const char **name, size_t *name_len, const char **value,
 				 size_t *value_len)
 {
-	const struct giong__http_field *f;
+	const struct giong_http_field *f;
 
 	if (!ex || !name || !name_len || !value || !value_len)
 		return -EINVAL;

@@ -37,7 +37,7 @@ static void remember(struct giong__http_reply_memo *m, const char *buf, int len,
 
 /* The memo's answer with its spans in @buf. */
 static int replay(struct giong__http_reply_memo *m, const char *buf, struct giong__http_reply *r,
-		  struct giong__http_field *fields)
+		  struct giong_http_field *fields)
 {
 	*r = m->reply;
 	r->reason = moved(m->reply.reason, m->buf, buf);
@@ -54,7 +54,7 @@ static int replay(struct giong__http_reply_memo *m, const char *buf, struct gion
 int giong__http_parse_reply_memo(struct giong__http_reply_memo *m, const char *buf, size_t len,
 				 const struct giong_http_limits *lim, bool head_request,
 				 struct giong__http_scan *scan, struct giong__http_reply *r,
-				 struct giong__http_field *fields)
+				 struct giong_http_field *fields)
 {
 	int n;
 

@@ -34,7 +34,7 @@ struct giong__http_reply_memo {
 	uint32_t len; /* the head's bytes in buf; 0: nothing remembered */
 	bool head_request;
 	struct giong__http_reply reply; /* its spans point into buf and fields */
-	struct giong__http_field fields[GIONG__HTTP_MEMO_FIELDS];
+	struct giong_http_field fields[GIONG__HTTP_MEMO_FIELDS];
 	char buf[GIONG__HTTP_MEMO_HEAD];
 	uint64_t hits; /* heads answered from the memo (tests read it) */
 };
@@ -48,6 +48,6 @@ struct giong__http_reply_memo {
 int giong__http_parse_reply_memo(struct giong__http_reply_memo *m, const char *buf, size_t len,
 				 const struct giong_http_limits *lim, bool head_request,
 				 struct giong__http_scan *scan, struct giong__http_reply *r,
-				 struct giong__http_field *fields);
+				 struct giong_http_field *fields);
 
 #endif /* GIONG_HTTP_REPLY_MEMO_H */

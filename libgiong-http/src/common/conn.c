@@ -66,12 +66,24 @@ static void stream_ended(struct giong__http_stream_wait *sw)
 
 /* ------------------------------------------------------------ the connection */
 
-static void conn_free(struct giong__http_conn *c)
+void giong__http_conn_drop_handed(struct giong_http_conn *c)
+{
+	if (!c->handed)
+		return;
+	giong__http_input_release(c->handed);
+	free(c->handed);
+	c->handed = NULL;
+}
+
+static void conn_free(struct giong_http_conn *c)
 {
 	struct giong__http_worker *w = c->w;
 
 	if (c->batch)
 		batch_put(w, c->batch);
+	if (c->pstate && c->proto && c->proto->conn_free)
+		c->proto->conn_free(c->pstate);
+	giong__http_conn_drop_handed(c);
 	free(c->client);
 	if (c->ended)
 		stream_ended(c->ended);
@@ -80,7 +92,7 @@ static void conn_free(struct giong__http_conn *c)
 	worker_conn_ended(w);
 }
 
-static void unpark(struct giong__http_conn *c)
+static void unpark(struct giong_http_conn *c)
 {
 	struct giong__http_worker *w = c->w;
 
@@ -88,14 +100,15 @@ static void unpark(struct giong__http_conn *c)
 		giong__list_remove(&w->idle, &c->link);
 	else if (c->park == GIONG__HTTP_DRAINING)
 		giong__list_remove(&w->draining, &c->link);
-	else
+	else if (c->park != GIONG__HTTP_WAITING)
 		return;
+	if (c->park != GIONG__HTTP_WAITING)
+		w->stats.idle--;
 	c->park = GIONG__HTTP_ACTIVE;
-	w->stats.idle--;
 }
 
 /* Close the stream; the connection goes now, or when its send ends. */
-static void conn_close(struct giong__http_conn *c)
+static void conn_close(struct giong_http_conn *c)
 {
 	unpark(c);
 	if (c->s)
@@ -108,7 +121,7 @@ static void conn_close(struct giong__http_conn *c)
 	conn_free(c);
 }
 
-void giong__http_conn_close_parked(struct giong__http_conn *c)
+void giong__http_conn_close_parked(struct giong_http_conn *c)
 {
 	conn_close(c);
 }
@@ -116,7 +129,7 @@ void giong__http_conn_close_parked(struct giong__http_conn *c)
 /* A parked connection has bytes (or its end): a task from the pool. */
 static void conn_readable(struct giong_stream *s, void *ctx)
 {
-	struct giong__http_conn *c = ctx;
+	struct giong_http_conn *c = ctx;
 
 	(void)s;
 	if (c->park == GIONG__HTTP_ACTIVE)
@@ -129,7 +142,7 @@ static void conn_readable(struct giong_stream *s, void *ctx)
 }
 
 /* On the idle list, or the draining one while its last batch is in flight. */
-int giong__http_conn_park(struct giong__http_conn *c)
+int giong__http_conn_park(struct giong_http_conn *c)
 {
 	struct giong__http_worker *w = c->w;
 	struct giong__list *l = c->sending ? &w->draining : &w->idle;
@@ -163,10 +176,32 @@ int giong__http_conn_park(struct giong__http_conn *c)
 	return r;
 }
 
+int giong__http_conn_wait_bytes(struct giong_http_conn *c)
+{
+	int r;
+
+	if (!c->sending && c->batch) {
+		batch_put(c->w, c->batch);
+		c->batch = NULL;
+	}
+	c->park = GIONG__HTTP_WAITING;
+	r = giong_stream_on_readable(c->s, conn_readable, c);
+	if (r)
+		c->park = GIONG__HTTP_ACTIVE;
+	return r;
+}
+
+struct giong__http_batch *giong__http_conn_batch(struct giong_http_conn *c)
+{
+	if (!c->batch)
+		c->batch = batch_get(c->w);
+	return c->batch;
+}
+
 /* The send of the batch is over (from its completion, outside any task). */
 static void batch_sent(struct giong_stream_send *req, ssize_t res)
 {
-	struct giong__http_conn *c = req->data;
+	struct giong_http_conn *c = req->data;
 	struct giong__http_batch *b = c->batch;
 
 	c->sending = false;
@@ -181,6 +216,10 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 		giong_waitq_wake_all(c->sent_wait, 0);
 		return;
 	}
+	if (c->proto && c->proto->sent) {
+		c->proto->sent(c, c->broken); /* the protocol drives its own sends */
+		return;
+	}
 	if (c->park != GIONG__HTTP_DRAINING)
 		return; /* a task runs on it and will see */
 	/* Parked while sending: now idle, and it gives its batch back. */
@@ -193,12 +232,12 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 		conn_close(c);
 }
 
-void giong__http_conn_close(struct giong__http_conn *c)
+void giong__http_conn_close(struct giong_http_conn *c)
 {
 	conn_close(c);
 }
 
-int giong__http_conn_wait_sent(struct giong__http_conn *c, struct giong_waitq *wq)
+int giong__http_conn_wait_sent(struct giong_http_conn *c, struct giong_waitq *wq)
 {
 	uint64_t saved;
 	int r = 0;
@@ -224,7 +263,7 @@ int giong__http_conn_wait_sent(struct giong__http_conn *c, struct giong_waitq *w
 
 /* Write @iov[0..n) whole from the task, under the write deadline. @iov is
  * changed. */
-static int write_all(struct giong__http_conn *c, struct iovec *iov, int n)
+static int write_all(struct giong_http_conn *c, struct iovec *iov, int n)
 {
 	uint64_t saved = giong_deadline_in(c->w->srv->limits.write_timeout_ms);
 	int r = giong__http_writev_all(c->s, iov, n);
@@ -237,7 +276,7 @@ static int write_all(struct giong__http_conn *c, struct iovec *iov, int n)
 	return r;
 }
 
-int giong__http_conn_write(struct giong__http_conn *c, struct giong_waitq *wq,
+int giong__http_conn_write(struct giong_http_conn *c, struct giong_waitq *wq,
 			   const struct iovec *extra, int n)
 {
 	struct giong__http_out *o = &c->batch->out;
@@ -258,12 +297,12 @@ int giong__http_conn_write(struct giong__http_conn *c, struct giong_waitq *wq,
 	return r;
 }
 
-int giong__http_conn_flush(struct giong__http_conn *c, struct giong_waitq *wq)
+int giong__http_conn_send_start(struct giong_http_conn *c)
 {
 	struct giong__http_batch *b = c->batch;
 	int r;
 
-	if (c->sending || !b->out.len)
+	if (c->sending || !b || !b->out.len)
 		return c->broken ? -EPIPE : 0;
 	if (c->broken)
 		return -EPIPE;
@@ -273,21 +312,30 @@ int giong__http_conn_flush(struct giong__http_conn *c, struct giong_waitq *wq)
 	/* b->out's bytes, b->iov and b->send are lent to the kernel until
 	 * batch_sent() (c->sending says so). */
 	r = giong_stream_send_start(c->s, &b->send, &b->iov, 1);
-	/* A stream that cannot, or one busy with a write of its own (TLS answering a
-	 * KeyUpdate from its send_done, say): write and wait, never drop the batch. */
 	if (r == -ENOTSUP || r == -EBUSY)
-		return giong__http_conn_write(c, wq, NULL, 0);
+		return -EAGAIN;
 	if (r)
 		return r;
 	c->sending = true;
 	return 0;
 }
 
+int giong__http_conn_flush(struct giong_http_conn *c, struct giong_waitq *wq)
+{
+	int r = giong__http_conn_send_start(c);
+
+	/* A stream that cannot, or one busy with a write of its own (TLS answering a
+	 * KeyUpdate from its send_done, say): write and wait, never drop the batch. */
+	if (r == -EAGAIN)
+		return giong__http_conn_write(c, wq, NULL, 0);
+	return r;
+}
+
 /* What is queued goes out first (its last response says Connection: close),
  * then the write side is shut and the client's remaining bytes drained for a
  * moment, so that a reset does not destroy the response before the client
  * read it. */
-void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
+void giong__http_conn_finish(struct giong_http_conn *c, struct giong_waitq *wq,
 			     struct giong__http_input *in, bool flush)
 {
 	if (flush && giong__http_conn_write(c, wq, NULL, 0) == 0 && !in->eof) {
@@ -311,7 +359,7 @@ void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
 /* The PROXY header and the wrap, once, before the first request, under the
  * head deadline: 0, 400 (a bad PROXY header: the status to refuse with on the
  * plain socket, before any wrap), or -errno (close). */
-static int conn_open(struct giong__http_conn *c)
+static int conn_open(struct giong_http_conn *c)
 {
 	const struct giong_http_server *srv = c->w->srv;
 	uint64_t saved = giong_deadline_in(srv->limits.head_timeout_ms);
@@ -342,23 +390,24 @@ static int conn_open(struct giong__http_conn *c)
  */
 static intptr_t conn_task(void *arg)
 {
-	struct giong__http_conn *c = arg;
+	struct giong_http_conn *c = arg;
 	int r = 0;
 
 	if (c->wrap_pending && (r = conn_open(c)) < 0) {
 		conn_close(c);
 		return 0;
 	}
+	c->refuse = (uint16_t)r;
 	if (!c->proto)
 		c->proto = c->w->srv->choose(c);
-	c->proto->serve(c, r);
+	c->proto->serve(c);
 	return 0;
 }
 
 int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 			   struct giong__http_stream_wait *ended)
 {
-	struct giong__http_conn *c = calloc(1, sizeof(*c));
+	struct giong_http_conn *c = calloc(1, sizeof(*c));
 	int r;
 
 	if (!c) {

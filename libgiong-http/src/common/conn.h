@@ -4,7 +4,7 @@
  * whatever protocol they speak. Internal to libgiong-http.
  *
  * Two kinds of memory, by how long they live:
- *  - struct giong__http_conn: the whole life of a connection, and all an
+ *  - struct giong_http_conn: the whole life of a connection, and all an
  *    idle one holds in user space (a few dozen bytes besides the stream);
  *  - struct giong__http_batch: the output batch and the send that carries
  *    it, held while a task runs on the connection or a send is in flight,
@@ -52,7 +52,7 @@ struct giong__http_worker;
 /* giong_http_serve_stream()'s wait for its one connection. */
 struct giong__http_stream_wait {
 	struct giong_waitq wq;
-	struct giong__http_conn *conn; /* until it ended */
+	struct giong_http_conn *conn; /* until it ended */
 	bool ended;
 };
 
@@ -68,25 +68,29 @@ enum giong__http_park {
 	GIONG__HTTP_ACTIVE = 0, /* a task runs on it */
 	GIONG__HTTP_IDLE,       /* no task, nothing in flight: idle timeout */
 	GIONG__HTTP_DRAINING,   /* no task, its last batch still in flight: write timeout */
+	GIONG__HTTP_WAITING,    /* no task, exchanges open (HTTP/2): on no list, no timeout */
 };
 
-struct giong__http_conn {
+struct giong_http_conn {
 	struct giong_stream *s;
 	struct giong__http_worker *w;
-	const struct giong__http_proto_ops *proto; /* chosen after the wrap; NULL before */
-	struct giong__http_batch *batch;           /* while active or sending, else NULL */
-	struct giong_waitq *sent_wait;             /* the task's, while it waits for a send */
-	struct giong__list_node link;              /* on w->idle or w->draining */
-	uint64_t parked_at;                        /* giong_now_ms() when parked */
-	struct giong__http_stream_wait *ended;     /* giong_http_serve_stream()'s, or NULL */
-	struct giong_addr *client; /* from a PROXY header, or the peer once asked; or NULL */
-	uint8_t park;              /* enum giong__http_park */
-	bool wrap_pending;         /* the options' wrap is still to run */
-	bool sending;              /* batch->send is in flight */
-	bool closing;              /* the stream is closed; freed when the send ends */
-	bool broken;               /* a send failed: close at the next chance */
-	bool last;                 /* close once the queued responses are out */
-	bool fresh;                /* no request yet: shutdown waits a little for one */
+	const struct giong_http_protocol *proto; /* chosen after the wrap; NULL before */
+	struct giong__http_batch *batch;         /* while active or sending, else NULL */
+	struct giong_waitq *sent_wait;           /* the task's, while it waits for a send */
+	struct giong__list_node link;            /* on w->idle or w->draining */
+	uint64_t parked_at;                      /* giong_now_ms() when parked */
+	struct giong__http_stream_wait *ended;   /* giong_http_serve_stream()'s, or NULL */
+	struct giong_addr *client;        /* from a PROXY header, or the peer once asked; or NULL */
+	void *pstate;                     /* a protocol's own (giong_http_conn_set_state()) */
+	struct giong__http_input *handed; /* what HTTP/1.1 read before a handover, or NULL */
+	uint16_t refuse;   /* a status to answer at once and close (a bad PROXY header) */
+	uint8_t park;      /* enum giong__http_park */
+	bool wrap_pending; /* the options' wrap is still to run */
+	bool sending;      /* batch->send is in flight */
+	bool closing;      /* the stream is closed; freed when the send ends */
+	bool broken;       /* a send failed: close at the next chance */
+	bool last;         /* close once the queued responses are out */
+	bool fresh;        /* no request yet: shutdown waits a little for one */
 };
 
 /* A worker's share of one server: its connections, counters and caches. */
@@ -122,8 +126,12 @@ struct giong_http_server {
 	giong_http_log_fn log;
 	void *log_ctx;
 	bool proxy_protocol;
+	/* The protocols besides HTTP/1.1 (NULL-terminated copy of the options'), and the
+	 * one a plain connection may switch to by its preface (or NULL). */
+	const struct giong_http_protocol **protocols;
+	const struct giong_http_protocol *prior;
 	/* The protocol of a connection, once wrapped (server.c's choose_protocol()). */
-	const struct giong__http_proto_ops *(*choose)(struct giong__http_conn *c);
+	const struct giong_http_protocol *(*choose)(struct giong_http_conn *c);
 	/* Per worker, each made by its worker on its first serve; the table is
 	 * made once (compare-and-swap) with giong_worker_count() entries. */
 	_Atomic(struct giong__http_slots *) workers;
@@ -135,32 +143,43 @@ struct giong_http_server {
 int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 			   struct giong__http_stream_wait *ended);
 /* Close an idle or draining connection (no task on it): shutdown, timeouts. */
-void giong__http_conn_close_parked(struct giong__http_conn *c);
+void giong__http_conn_close_parked(struct giong_http_conn *c);
 /* Park @c with no task (its task is about to end): 0; -ENOBUFS if it could not
  * park and no batch is left to answer with (close it); or another -errno if the
  * stream cannot call back (the task then keeps waiting itself). */
-int giong__http_conn_park(struct giong__http_conn *c);
+int giong__http_conn_park(struct giong_http_conn *c);
 /* Wait until the batch is not in flight, under the write deadline (@wq: the
  * task's). 0, or -errno: nothing more is to be tried on the connection. */
-int giong__http_conn_wait_sent(struct giong__http_conn *c, struct giong_waitq *wq);
+int giong__http_conn_wait_sent(struct giong_http_conn *c, struct giong_waitq *wq);
 /* Write the batch and then @extra[0..n) (lent to the kernel for the call only,
  * n <= 7) before returning; the batch is empty after. May suspend. */
-int giong__http_conn_write(struct giong__http_conn *c, struct giong_waitq *wq,
+int giong__http_conn_write(struct giong_http_conn *c, struct giong_waitq *wq,
 			   const struct iovec *extra, int n);
 /* Send what the batch holds without waiting for it (the send owns the batch's
  * bytes until it ends: c->sending). 0 or -errno. */
-int giong__http_conn_flush(struct giong__http_conn *c, struct giong_waitq *wq);
+int giong__http_conn_flush(struct giong_http_conn *c, struct giong_waitq *wq);
+/* The same without waiting ever: -EAGAIN when the stream can only carry the batch
+ * with a waited write (giong__http_conn_write(), from a task). */
+int giong__http_conn_send_start(struct giong_http_conn *c);
 /* The end of a connection's task that is to close: with @flush, what is
  * queued goes first, the write side is shut and @in drained a moment; then
  * @in is released and the connection closed. */
-void giong__http_conn_finish(struct giong__http_conn *c, struct giong_waitq *wq,
+void giong__http_conn_finish(struct giong_http_conn *c, struct giong_waitq *wq,
 			     struct giong__http_input *in, bool flush);
 /* Close @c now, from its task. */
-void giong__http_conn_close(struct giong__http_conn *c);
+void giong__http_conn_close(struct giong_http_conn *c);
+
+/* @c's batch, taken from the worker's cache if it holds none: NULL for no memory. */
+struct giong__http_batch *giong__http_conn_batch(struct giong_http_conn *c);
+/* Give back what HTTP/1.1 handed over and the protocol did not take (protocol.c). */
+void giong__http_conn_drop_handed(struct giong_http_conn *c);
+/* Park @c with no task and no timeout while its protocol has exchanges open
+ * (protocol.c's giong_http_conn_park(c, false)): 0 or -errno. */
+int giong__http_conn_wait_bytes(struct giong_http_conn *c);
 
 /* proxy.c: the PROXY header from the socket (c->client set when it names
  * one): 0, -EBADMSG missing or malformed, or -errno. */
-int giong__http_read_proxy_header(struct giong__http_conn *c);
+int giong__http_read_proxy_header(struct giong_http_conn *c);
 
 /* Count a response of @status on @w. */
 static inline void giong__http_count_status(struct giong__http_worker *w, int status)

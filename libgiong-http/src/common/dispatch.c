@@ -26,14 +26,14 @@ void giong__http_log(const struct giong_http_request *req, const struct giong_ht
 		srv->log(&e, srv->log_ctx);
 }
 
-static bool shutting_down(const struct giong__http_conn *c)
+static bool shutting_down(const struct giong_http_conn *c)
 {
 	return c->w->shutting_down || giong_is_shutting_down();
 }
 
 int giong__http_dispatch(struct giong_http_request *req, struct giong_http_response *res)
 {
-	struct giong__http_conn *c = req->c;
+	struct giong_http_conn *c = req->c;
 	const struct giong_http_server *srv = c->w->srv;
 	const struct giong__http_head *h = &req->head;
 	struct giong_http_route_match *m = &req->route;

@@ -191,7 +191,7 @@ int giong__http_proxy_parse(const char *buf, size_t len, struct giong_addr *src,
  * deadline. Returns 0 (c->client set when it named one), -EBADMSG for a missing
  * or malformed header, or -errno.
  */
-int giong__http_read_proxy_header(struct giong__http_conn *c)
+int giong__http_read_proxy_header(struct giong_http_conn *c)
 {
 	char buf[GIONG__HTTP_PROXY_V2_MAX];
 	struct giong_addr addr;

@@ -67,7 +67,7 @@ const char *giong_http_request_header(const struct giong_http_request *r, const 
 	if (!r || !name)
 		return NULL;
 	for (uint32_t i = 0; i < r->head.nfields; i++) {
-		const struct giong__http_field *f = &r->head.fields[i];
+		const struct giong_http_field *f = &r->head.fields[i];
 
 		if (f->name_len == n && !strncasecmp(f->name, name, n)) {
 			if (len)
@@ -86,7 +86,7 @@ unsigned giong_http_request_header_count(const struct giong_http_request *r)
 int giong_http_request_header_at(const struct giong_http_request *r, unsigned i, const char **name,
 				 size_t *name_len, const char **value, size_t *value_len)
 {
-	const struct giong__http_field *f = r && i < r->head.nfields ? &r->head.fields[i] : NULL;
+	const struct giong_http_field *f = r && i < r->head.nfields ? &r->head.fields[i] : NULL;
 
 	if (name)
 		*name = f ? f->name : NULL;
@@ -120,7 +120,7 @@ const char *giong_http_request_param(const struct giong_http_request *r, const c
 
 int giong_http_request_client_addr(const struct giong_http_request *r, struct giong_addr *out)
 {
-	struct giong__http_conn *c;
+	struct giong_http_conn *c;
 	int err;
 
 	if (!r || !out || !r->px)
@@ -141,8 +141,8 @@ int giong_http_request_client_addr(const struct giong_http_request *r, struct gi
 }
 
 void giong__http_exchange_begin(struct giong_http_request *req, struct giong_http_response *res,
-				const struct giong__http_proto_ops *ops, void *px,
-				struct giong__http_conn *c)
+				const struct giong_http_protocol *ops, void *px,
+				struct giong_http_conn *c)
 {
 	memset(&req->body, 0, sizeof(req->body));
 	req->ops = ops;

@@ -20,15 +20,11 @@
 
 #include <giong/http/request.h>
 #include <giong/http/response.h>
+#include <giong/http/protocol.h>
 #include <giong/http/router.h>
 
-struct giong__http_conn;
-struct giong__http_proto_ops;
-
-struct giong__http_field {
-	const char *name, *value; /* into the caller's buffer; value without OWS around it */
-	uint32_t name_len, value_len;
-};
+struct giong_http_conn;
+struct giong_http_protocol;
 
 enum giong__http_body {
 	GIONG__HTTP_BODY_NONE,    /* neither Content-Length nor Transfer-Encoding */
@@ -56,7 +52,7 @@ struct giong__http_head {
 	const char *path, *query;
 	uint32_t path_len, query_len;
 	uint8_t version_major, version_minor; /* 1.0 or 1.1: nothing else is accepted */
-	struct giong__http_field *fields;     /* the caller's array, in the order sent */
+	struct giong_http_field *fields;      /* the caller's array, in the order sent */
 	uint32_t nfields;
 	/* The authority: the absolute-form target's (RFC 9112 3.2.2: it wins over Host),
 	 * or Host's value; NULL, 0 for an HTTP/1.0 request without either. */
@@ -88,17 +84,17 @@ struct giong_http_request {
 	struct giong__http_head head; /* head.fields points at the protocol's array */
 	struct giong_http_route_match route;
 	struct giong__http_body_read body;
-	const struct giong__http_proto_ops *ops;
+	const struct giong_http_protocol *ops;
 	void *px; /* the protocol's state of this exchange, while it is answered; else NULL */
-	struct giong__http_conn *c;
+	struct giong_http_conn *c;
 	struct giong_http_response *res;
 };
 
 struct giong_http_response {
-	const struct giong__http_proto_ops *ops;
+	const struct giong_http_protocol *ops;
 	void *px; /* as the request's */
 	struct giong_http_request *req;
-	struct giong__http_conn *c;
+	struct giong_http_conn *c;
 	int status;
 	uint64_t body_bytes;
 	bool started;   /* the head was begun (the status can no longer change) */
@@ -108,11 +104,15 @@ struct giong_http_response {
 	bool sent_some; /* part of it was written: it can no longer be taken back */
 };
 
+/* method.c */
+/* The enum giong_http_method of the method token @m[0..len) (GIONG_HTTP_OTHER). */
+int giong__http_method_id(const char *m, size_t len);
+
 /* request.c */
 /* Ready @req and @res for the next exchange on @c (the head is the protocol's to fill). */
 void giong__http_exchange_begin(struct giong_http_request *req, struct giong_http_response *res,
-				const struct giong__http_proto_ops *ops, void *px,
-				struct giong__http_conn *c);
+				const struct giong_http_protocol *ops, void *px,
+				struct giong_http_conn *c);
 /* The exchange is over: what the body API held is freed, the handler's pointer dead. */
 void giong__http_exchange_end(struct giong_http_request *req);
 

@@ -22,20 +22,60 @@
 /*
  * The one dispatch step: the protocol a connection speaks, chosen once, after
  * its wrap (a TLS handshake has settled ALPN by then) and before its first
- * request. Today always HTTP/1.1. HTTP/2 plugs in here, as a second table of
- * operations (proto.h) in its own folder: by ALPN ("h2" negotiated on the
- * wrapped stream), or, over cleartext, by the client's connection preface
- * ("PRI * HTTP/2.0
-
-SM
-
-", peeked at like the PROXY header:
- * proxy.c) when the server's options allow prior knowledge.
+ * request: the protocol of the server's list that ALPN named, else HTTP/1.1
+ * (which hands a plain connection over to the prior-knowledge protocol when
+ * the client starts with its preface: h1/conn.c). A connection refused before
+ * its wrap (a bad PROXY header) is answered in HTTP/1.1.
  */
-static const struct giong__http_proto_ops *choose_protocol(struct giong__http_conn *c)
+static const struct giong_http_protocol *choose_protocol(struct giong_http_conn *c)
 {
-	(void)c;
+	const struct giong_http_protocol *const *p =
+		(const struct giong_http_protocol *const *)c->w->srv->protocols;
+	const char *name;
+	size_t len;
+
+	if (c->refuse || !p || giong_stream_alpn(c->s, &name, &len) != 0)
+		return &giong__http1_ops;
+	for (; *p; p++)
+		if (strlen((*p)->name) == len && !memcmp((*p)->name, name, len))
+			return *p;
 	return &giong__http1_ops;
+}
+
+/* A protocol table this build can run: its layout, a name, every required call. */
+static bool protocol_usable(const struct giong_http_protocol *p)
+{
+	return p->abi == GIONG_HTTP_PROTOCOL_ABI && p->size >= sizeof(*p) && p->name && *p->name &&
+	       p->serve && p->body_begin && p->body_next && p->interim && p->head_start &&
+	       p->head_field && p->head_end && p->body && p->body_write && p->body_end &&
+	       p->sendfile && p->head_cancel &&
+	       (!(p->caps & GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE) ||
+		(p->preface && p->preface_len >= 16));
+}
+
+/* Copy the options' NULL-terminated list into @srv: 0, -EINVAL, -ENOMEM. */
+static int take_protocols(struct giong_http_server *srv,
+			  const struct giong_http_protocol *const *list)
+{
+	size_t n = 0;
+
+	if (!list)
+		return 0;
+	while (list[n]) {
+		if (!protocol_usable(list[n]) || n >= 8)
+			return -EINVAL;
+		n++;
+	}
+	if (!n)
+		return 0;
+	if (!(srv->protocols = calloc(n + 1, sizeof(*srv->protocols))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		srv->protocols[i] = list[i];
+		if (!srv->prior && (list[i]->caps & GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE))
+			srv->prior = list[i];
+	}
+	return 0;
 }
 
 int giong_http_server_new(const struct giong_http_router *router,
@@ -43,6 +83,7 @@ int giong_http_server_new(const struct giong_http_router *router,
 			  struct giong_http_server **ret)
 {
 	struct giong_http_server *srv;
+	int r;
 
 	if (!router || !ret)
 		return -EINVAL;
@@ -76,6 +117,11 @@ int giong_http_server_new(const struct giong_http_router *router,
 		srv->log = opts->log;
 		srv->log_ctx = opts->log_ctx;
 		srv->proxy_protocol = opts->proxy_protocol;
+		if ((r = take_protocols(srv, opts->protocols))) {
+			free(srv->server_name);
+			free(srv);
+			return r;
+		}
 	}
 	*ret = srv;
 	return 0;
@@ -113,6 +159,7 @@ int giong_http_server_free(struct giong_http_server *srv)
 			worker_free(ws->w[i]);
 	free(ws);
 	free(srv->server_name);
+	free(srv->protocols);
 	free(srv);
 	return 0;
 }
@@ -159,9 +206,9 @@ int giong_http_server_stats(const struct giong_http_server *srv, unsigned worker
 /* Close the heads of @l parked at or before @before; count them in *@count. */
 static void expire(struct giong__list *l, uint64_t before, uint64_t *count)
 {
-	struct giong__http_conn *c;
+	struct giong_http_conn *c;
 
-	while ((c = giong__list_entry(l->first, struct giong__http_conn, link)) &&
+	while ((c = giong__list_entry(l->first, struct giong_http_conn, link)) &&
 	       c->parked_at <= before) {
 		(*count)++;
 		giong__http_conn_close_parked(c);
@@ -177,7 +224,7 @@ static void close_idle(struct giong__http_worker *w)
 
 	w->shutting_down = true;
 	while (n) {
-		struct giong__http_conn *c = giong__list_entry(n, struct giong__http_conn, link);
+		struct giong_http_conn *c = giong__list_entry(n, struct giong_http_conn, link);
 
 		n = n->next;
 		if (!c->fresh)
@@ -193,8 +240,7 @@ static uint32_t fresh_ms(const struct giong_http_limits *lim)
 
 static uint64_t first_expiry(const struct giong__list *l, uint32_t timeout)
 {
-	const struct giong__http_conn *c =
-		giong__list_entry(l->first, struct giong__http_conn, link);
+	const struct giong_http_conn *c = giong__list_entry(l->first, struct giong_http_conn, link);
 
 	return c ? c->parked_at + timeout : GIONG_NO_DEADLINE;
 }

@@ -37,7 +37,7 @@ void giong__http1_body_begin(struct giong_http_request *req, uint64_t limit)
  * was begun of this response (moved to the batch's start). */
 static int write_earlier(struct giong__http_frame *f, const char *line, size_t len)
 {
-	struct giong__http_conn *c = f->c;
+	struct giong_http_conn *c = f->c;
 	struct giong__http_out *o;
 	size_t hs, rest;
 	struct iovec iov[2];

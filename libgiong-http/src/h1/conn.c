@@ -25,7 +25,7 @@ static int batch_quiet(struct giong__http_frame *f)
  * without a flush). */
 static int answer(struct giong__http_frame *f)
 {
-	struct giong__http_conn *c = f->c;
+	struct giong_http_conn *c = f->c;
 	int r;
 
 	if ((r = batch_quiet(f)))
@@ -71,9 +71,34 @@ static void refuse(struct giong__http_frame *f, int status)
 }
 
 /*
+ * A first request line "PRI * HTTP/2.0" (505 to HTTP/1.1 alone) is the
+ * preface of a protocol the server speaks by prior knowledge: the connection
+ * is that protocol's from its first byte, and what was read goes with it
+ * (giong_http_conn_handed_input()). True when handed over.
+ */
+static bool hand_over(struct giong__http_frame *f)
+{
+	const struct giong_http_protocol *p = f->c->w->srv->prior;
+	struct giong__http_input *in;
+
+	if (!p || !f->c->fresh || f->c->handed || f->in.len < 16 ||
+	    memcmp(f->in.data, p->preface, f->in.len < p->preface_len ? f->in.len : p->preface_len))
+		return false;
+	if (!(in = malloc(sizeof(*in))))
+		return false;
+	f->c->w->stats.requests--; /* a preface, not a request */
+	*in = f->in;               /* the buffers go with it */
+	memset(&f->in, 0, sizeof(f->in));
+	f->c->handed = in;
+	f->c->proto = p;
+	return true;
+}
+
+/*
  * Answer every complete request buffered. Returns 1 when a head is begun
  * and incomplete, 0 when nothing is left (or the connection is to close
- * once the batch is out: c->last), -errno to close at once.
+ * once the batch is out: c->last), 2 when the connection was handed over to
+ * another protocol, -errno to close at once.
  */
 static int answer_buffered(struct giong__http_frame *f)
 {
@@ -92,6 +117,8 @@ static int answer_buffered(struct giong__http_frame *f)
 			return 1;
 		f->c->w->stats.requests++;
 		f->head_started = false;
+		if (n < 0 && status == 505 && hand_over(f))
+			return 2;
 		if (n < 0) {
 			refuse(f,
 			       n == -EBADMSG ? status : 500); /* -EINVAL: ours, not the client's */
@@ -125,10 +152,11 @@ static int wait_input(struct giong__http_frame *f)
 
 /* The connection's task (common/conn.c's conn_task()), from its first bytes
  * (or its wrap) until it parks or closes. */
-static void serve(struct giong__http_conn *c, int refuse_status)
+static void serve(struct giong_http_conn *c)
 {
+	int refuse_status = c->refuse;
 	const struct giong_http_server *srv = c->w->srv;
-	struct giong__http_field stack_fields[GIONG__HTTP_STACK_FIELDS];
+	struct giong_http_field stack_fields[GIONG__HTTP_STACK_FIELDS];
 	struct giong__http_frame f;
 	bool flush = true;
 	int r;
@@ -163,6 +191,12 @@ static void serve(struct giong__http_conn *c, int refuse_status)
 			flush = false;
 			break;
 		}
+		if (r == 2) { /* the connection is another protocol's from here */
+			if (f.fields != stack_fields)
+				free(f.fields);
+			c->proto->serve(c);
+			return;
+		}
 		if (c->last)
 			break;
 		/* Answers to earlier requests go meanwhile. */
@@ -191,7 +225,7 @@ parked:
 		free(f.fields);
 }
 
-const struct giong__http_proto_ops giong__http1_ops = {
+const struct giong_http_protocol giong__http1_ops = {
 	.name = "http/1.1",
 	.serve = serve,
 	.body_begin = giong__http1_body_begin,

@@ -45,13 +45,13 @@ struct giong__http1_body {
 
 /* One task's run on a connection (see the top). */
 struct giong__http_frame {
-	struct giong__http_conn *c;
+	struct giong_http_conn *c;
 	struct giong_waitq wait;
 	struct giong__http_input in;
 	bool head_started;      /* a head's first byte is in; head_deadline runs */
 	uint64_t head_deadline; /* from the head's first byte */
 	struct giong__http_scan scan;
-	struct giong__http_field *fields;
+	struct giong_http_field *fields;
 	/* The response being written: where its status line starts in the batch,
 	 * and its body's coding. */
 	size_t head_start;
@@ -82,7 +82,7 @@ static inline void giong__http_frame_consume(struct giong__http_frame *f, size_t
 }
 
 /* The HTTP/1.1 operations (conn.c). */
-extern const struct giong__http_proto_ops giong__http1_ops;
+extern const struct giong_http_protocol giong__http1_ops;
 
 /* response.c */
 int giong__http1_head_start(struct giong_http_response *res);

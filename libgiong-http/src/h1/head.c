@@ -8,12 +8,12 @@
 
 #include "h1/head.h"
 
-void giong__http_split_fields(const char *p, const char *end, struct giong__http_field *fields,
+void giong__http_split_fields(const char *p, const char *end, struct giong_http_field *fields,
 			      uint32_t *n)
 {
 	*n = 0;
 	while (*p != '\r') {
-		struct giong__http_field *f = &fields[(*n)++];
+		struct giong_http_field *f = &fields[(*n)++];
 		const char *eol = memchr(p, '\r', (size_t)(end - p)), *v;
 
 		f->name = p;
@@ -104,7 +104,7 @@ static int conn_element(const char *t, size_t len, void *arg)
 	return 0;
 }
 
-bool giong__http_framing_field(const struct giong__http_field *f, struct giong__http_framing *fr)
+bool giong__http_framing_field(const struct giong_http_field *f, struct giong__http_framing *fr)
 {
 	const char *n = f->name;
 	uint32_t nl = f->name_len;
@@ -135,7 +135,7 @@ bool giong__http_framing_field(const struct giong__http_field *f, struct giong__
 
 /* http-parser's second opinion: every callback must match what split() found. */
 struct second {
-	const struct giong__http_field *fields;
+	const struct giong_http_field *fields;
 	uint32_t nfields;
 	const char *target; /* the request target, or the reason phrase */
 	size_t target_len;
@@ -147,7 +147,7 @@ struct second {
 
 static void field_end(struct second *s)
 {
-	const struct giong__http_field *f;
+	const struct giong_http_field *f;
 	size_t vl = s->value_len;
 
 	if (!s->field)
@@ -239,7 +239,7 @@ static const http_parser_settings settings = {
 };
 
 int giong__http_second_opinion(bool response, const char *head, size_t len,
-			       const struct giong__http_field *fields, uint32_t nfields,
+			       const struct giong_http_field *fields, uint32_t nfields,
 			       const char *target, size_t target_len,
 			       struct giong__http_second_result *out)
 {

@@ -111,7 +111,7 @@ static inline int giong__http_field_byte(struct giong__http_scan *s, unsigned ch
 
 /* Split the validated field section at @p (the first field line; it ends at
  * the empty line, which must be there) into @fields, their count in *@n. */
-void giong__http_split_fields(const char *p, const char *end, struct giong__http_field *fields,
+void giong__http_split_fields(const char *p, const char *end, struct giong_http_field *fields,
 			      uint32_t *n);
 
 /* Calls fn(token, len, arg) for each element of a comma-separated list (#rule, RFC 9110
@@ -133,7 +133,7 @@ struct giong__http_framing {
 
 /* Read field @f into @fr if it is Content-Length, Transfer-Encoding or
  * Connection: true if it was one of those. */
-bool giong__http_framing_field(const struct giong__http_field *f, struct giong__http_framing *fr);
+bool giong__http_framing_field(const struct giong_http_field *f, struct giong__http_framing *fr);
 
 /* http-parser's second opinion on a head: what it reported. */
 struct giong__http_second_result {
@@ -154,7 +154,7 @@ struct giong__http_second_result {
  * limit) or -400.
  */
 int giong__http_second_opinion(bool response, const char *head, size_t len,
-			       const struct giong__http_field *fields, uint32_t nfields,
+			       const struct giong_http_field *fields, uint32_t nfields,
 			       const char *target, size_t target_len,
 			       struct giong__http_second_result *out);
 

@@ -41,24 +41,6 @@ static bool method_known(const char *m, size_t len)
 	return false;
 }
 
-static int method_id(const char *m, size_t len)
-{
-	static const struct {
-		const char *name;
-		int id;
-	} ids[] = {
-		{"GET", GIONG_HTTP_GET},         {"HEAD", GIONG_HTTP_HEAD},
-		{"POST", GIONG_HTTP_POST},       {"PUT", GIONG_HTTP_PUT},
-		{"DELETE", GIONG_HTTP_DELETE},   {"CONNECT", GIONG_HTTP_CONNECT},
-		{"OPTIONS", GIONG_HTTP_OPTIONS}, {"TRACE", GIONG_HTTP_TRACE},
-		{"PATCH", GIONG_HTTP_PATCH},
-	};
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		if (strlen(ids[i].name) == len && !memcmp(ids[i].name, m, len))
-			return ids[i].id;
-	return GIONG_HTTP_OTHER;
-}
-
 /*
  * Where the byte-by-byte loop below must look next: in the states that take
  * long runs of one class of byte (the method, the target, a field name, a
@@ -214,13 +196,13 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 
 /* Splits the validated head into h and fields (no check left to make on syntax). */
 static void split(const char *b, const struct giong__http_scan *s, struct giong__http_head *h,
-		  struct giong__http_field *fields)
+		  struct giong_http_field *fields)
 {
 	const char *p = b + s->rl_start, *end = b + s->pos;
 
 	h->method = p;
 	h->method_len = s->method_len;
-	h->method_id = method_id(p, s->method_len);
+	h->method_id = giong__http_method_id(p, s->method_len);
 	p += s->method_len + 1;
 	h->target = p;
 	while (*p != ' ')
@@ -326,7 +308,7 @@ static int semantics(struct giong__http_head *h)
 	int r;
 
 	for (uint32_t i = 0; i < h->nfields; i++) {
-		const struct giong__http_field *f = &h->fields[i];
+		const struct giong_http_field *f = &h->fields[i];
 		const char *n = f->name;
 		uint32_t nl = f->name_len;
 
@@ -412,7 +394,7 @@ static int refused(int *status, int r)
 
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *sc, struct giong__http_head *h,
-			   struct giong__http_field *fields, int *status)
+			   struct giong_http_field *fields, int *status)
 {
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};

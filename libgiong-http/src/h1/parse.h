@@ -81,6 +81,6 @@ struct giong__http_scan {
  */
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *scan, struct giong__http_head *h,
-			   struct giong__http_field *fields, int *status);
+			   struct giong_http_field *fields, int *status);
 
 #endif /* GIONG_HTTP_PARSE_H */

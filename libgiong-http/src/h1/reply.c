@@ -153,7 +153,7 @@ static int refused(int status)
 
 int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http_limits *lim,
 			    bool head_request, struct giong__http_scan *sc,
-			    struct giong__http_reply *r, struct giong__http_field *fields)
+			    struct giong__http_reply *r, struct giong_http_field *fields)
 {
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};

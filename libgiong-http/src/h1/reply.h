@@ -42,7 +42,7 @@ struct giong__http_reply {
 	uint8_t version_minor; /* HTTP/1.0 or HTTP/1.1 */
 	const char *reason;    /* into the caller's buffer; maybe empty */
 	uint32_t reason_len;
-	struct giong__http_field *fields; /* the caller's array, in the order sent */
+	struct giong_http_field *fields; /* the caller's array, in the order sent */
 	uint32_t nfields;
 	enum giong__http_reply_body body;
 	uint64_t content_length; /* GIONG__HTTP_REPLY_LENGTH: the length; else 0 */
@@ -66,6 +66,6 @@ struct giong__http_reply {
  */
 int giong__http_parse_reply(const char *buf, size_t len, const struct giong_http_limits *lim,
 			    bool head_request, struct giong__http_scan *scan,
-			    struct giong__http_reply *r, struct giong__http_field *fields);
+			    struct giong__http_reply *r, struct giong_http_field *fields);
 
 #endif /* GIONG_HTTP_REPLY_H */

@@ -38,6 +38,7 @@
 GIONG_BEGIN_DECLS
 
 struct giong_http_server;
+struct giong_http_protocol;
 
 /*
  * A wrap function: turn @accepted into the stream the server talks to, in
@@ -79,6 +80,14 @@ struct giong_http_server_options {
 	 * any client can claim any address. Plain sockets only (the header comes
 	 * before the wrap, a TLS handshake say). */
 	bool proxy_protocol;
+	/* Protocols besides HTTP/1.1, most preferred first, NULL-terminated (at most
+	 * 8; the list is copied, the tables borrowed: they outlive the server). A
+	 * connection speaks the one its TLS handshake's ALPN named, or, on a
+	 * connection without ALPN, the first with GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE
+	 * when the client starts with its preface; HTTP/1.1 otherwise. HTTP/2:
+	 * libgiong-http2's giong_http2() (<giong/http2.h>). NULL: HTTP/1.1 only. A
+	 * TLS wrap advertises the names by its configuration's ALPN list. */
+	const struct giong_http_protocol *const *protocols;
 };
 
 /* A worker's counters (giong_http_server_stats()). */
@@ -104,7 +113,7 @@ struct giong_http_stats {
  * NULL. Returns 0 and an owned server in *@ret (free with
  * giong_http_server_free()); -EINVAL (NULL @router or @ret; limits that
  * giong_http_limits_check() refuses; a server name that is not a valid
- * field value); -ENOMEM. Any thread.
+ * field value; a protocol table of another ABI or missing a call); -ENOMEM. Any thread.
  */
 GIONG_API int giong_http_server_new(const struct giong_http_router *router,
 				    const struct giong_http_server_options *opts,
