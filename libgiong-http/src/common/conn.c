@@ -148,6 +148,8 @@ int giong__http_conn_park(struct giong_http_conn *c)
 	struct giong__list *l = c->sending ? &w->draining : &w->idle;
 	int r;
 
+	unpark(c); /* parked already (HTTP/2: waiting, its last exchange just ended) */
+
 	if (!c->sending && c->batch) {
 		batch_put(w, c->batch); /* an idle connection holds no buffer */
 		c->batch = NULL;
@@ -217,7 +219,13 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 		return;
 	}
 	if (c->proto && c->proto->sent) {
-		c->proto->sent(c, c->broken); /* the protocol drives its own sends */
+		/* Parked while its batch left: idle from now (its idle timeout, not the
+		 * write timeout). The protocol drives its own sends. */
+		if (c->park == GIONG__HTTP_DRAINING && giong__http_conn_park(c)) {
+			conn_close(c);
+			return;
+		}
+		c->proto->sent(c, c->broken);
 		return;
 	}
 	if (c->park != GIONG__HTTP_DRAINING)

@@ -41,6 +41,11 @@ bool giong_http_conn_shutting_down(const struct giong_http_conn *c)
 	return giong_is_shutting_down() || (c && c->w->shutting_down);
 }
 
+const struct giong_http_protocol *giong_http_conn_protocol(const struct giong_http_conn *c)
+{
+	return c ? c->proto : NULL;
+}
+
 void *giong_http_conn_state(const struct giong_http_conn *c)
 {
 	return c ? c->pstate : NULL;
@@ -172,6 +177,11 @@ void *giong_http_exchange_state(const struct giong_http_request *req)
 void *giong_http_response_exchange_state(const struct giong_http_response *res)
 {
 	return res ? res->px : NULL;
+}
+
+int giong_http_response_status_code(const struct giong_http_response *res)
+{
+	return res ? res->status : -EINVAL;
 }
 
 struct giong_http_request *giong_http_response_request(struct giong_http_response *res)

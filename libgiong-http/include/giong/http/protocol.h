@@ -127,6 +127,9 @@ GIONG_API const struct giong_http_limits *giong_http_conn_limits(const struct gi
 GIONG_API struct giong_http_stats *giong_http_conn_stats(struct giong_http_conn *c);
 /* True once shutdown began (giong_shutdown(), or the server's). */
 GIONG_API bool giong_http_conn_shutting_down(const struct giong_http_conn *c);
+/* The table @c speaks (the one a protocol's serve() was called for). */
+GIONG_API const struct giong_http_protocol *
+giong_http_conn_protocol(const struct giong_http_conn *c);
 /* The protocol's state of @c (NULL at first), freed by its conn_free. */
 GIONG_API void *giong_http_conn_state(const struct giong_http_conn *c);
 GIONG_API void giong_http_conn_set_state(struct giong_http_conn *c, void *state);
@@ -217,6 +220,8 @@ GIONG_API int giong_http_exchange_new(struct giong_http_conn *c, void *px,
 /* The protocol's state of @req's / @res's exchange. */
 GIONG_API void *giong_http_exchange_state(const struct giong_http_request *req);
 GIONG_API void *giong_http_response_exchange_state(const struct giong_http_response *res);
+/* The status of @res (200 unless the handler set another). */
+GIONG_API int giong_http_response_status_code(const struct giong_http_response *res);
 /* The request of @res. */
 GIONG_API struct giong_http_request *giong_http_response_request(struct giong_http_response *res);
 /*

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * body.c - the protocol table's exchange operations for an HTTP/2 stream
+ * (h2.h): the request body from the DATA received, its window opened as the
+ * handler reads (backpressure, not buffering); the response head collected
+ * as nghttp2 name/value pairs and submitted at its end; body bytes queued
+ * for DATA frames, which nghttp2 asks for as the peer's window allows and
+ * which go into the connection's batch as they are (NGHTTP2_DATA_FLAG_NO_COPY:
+ * nghttp2 writes only the frame header).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h2.h"
+
+/* Queued response bytes past which a handler's write waits for DATA frames to take them. */
+#define OUT_HIGH (64u * 1024)
+/* The most bytes of one response head's fields. */
+#define HEAD_MAX (64u * 1024)
+
+static struct h2_stream *of_req(struct giong_http_request *req)
+{
+	return giong_http_exchange_state(req);
+}
+
+static struct h2_stream *of_res(struct giong_http_response *res)
+{
+	return giong_http_response_exchange_state(res);
+}
+
+/* Wait on the stream under the deadline @ms from now: 0, or -errno. */
+static int wait_stream(struct h2_stream *st, uint32_t ms)
+{
+	uint64_t saved = giong_deadline_in(ms);
+	int r = giong_waitq_wait(&st->wait, 0);
+
+	giong_deadline_restore(saved);
+	return r;
+}
+
+/* ------------------------------------------------------------ the request body */
+
+void h2_body_begin(struct giong_http_request *req, uint64_t limit)
+{
+	struct h2_stream *st = of_req(req);
+
+	st->body_limit = limit;
+	if (st->received > limit)
+		st->over_limit = true;
+	if (!st->head.has_body)
+		giong_http_request_body_done(req);
+}
+
+ssize_t h2_body_next(struct giong_http_request *req, const char **data, size_t max)
+{
+	struct h2_stream *st = of_req(req);
+	struct h2_conn *h = st->h;
+	struct h2_chunk *c;
+	size_t n;
+	int r;
+
+	for (;;) {
+		if (st->over_limit) {
+			giong_http_conn_stats(h->c)->body_too_large++;
+			return -EMSGSIZE;
+		}
+		if ((c = st->in))
+			break;
+		if (st->end_stream) {
+			giong_http_request_body_done(req);
+			return 0;
+		}
+		if (st->closed || h->dead)
+			return -ECONNRESET;
+		r = wait_stream(st, giong_http_conn_limits(h->c)->body_timeout_ms);
+		if (r == -ETIMEDOUT) {
+			giong_http_conn_stats(h->c)->body_timeouts++;
+			nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+			h2_want_write(h);
+		}
+		if (r < 0)
+			return r;
+	}
+	n = c->len - c->off < max ? c->len - c->off : max;
+	*data = c->data + c->off;
+	c->off += n;
+	if (c->off == c->len) {
+		/* Kept until the next span is given: the caller may still hold this one. */
+		st->in = c->next;
+		if (!st->in)
+			st->in_tail = NULL;
+		while (st->read) {
+			struct h2_chunk *old = st->read;
+
+			st->read = old->next;
+			free(old);
+		}
+		c->next = NULL;
+		st->read = c;
+	}
+	/* Read: the peer may send as much again. */
+	nghttp2_session_consume(h->s, st->id, n);
+	h2_want_write(h);
+	if (!st->in && st->end_stream)
+		giong_http_request_body_done(req);
+	return (ssize_t)n;
+}
+
+int h2_interim(struct giong_http_request *req, int status)
+{
+	struct h2_stream *st = of_req(req);
+	char digits[4];
+	nghttp2_nv nv = {(uint8_t *)":status", (uint8_t *)digits, 7, 3, NGHTTP2_NV_FLAG_NONE};
+
+	if (status < 100 || status > 199)
+		return -EINVAL;
+	snprintf(digits, sizeof(digits), "%03d", status);
+	if (st->closed)
+		return -ECONNRESET;
+	if (nghttp2_submit_headers(st->h->s, NGHTTP2_FLAG_NONE, st->id, NULL, &nv, 1, NULL) < 0)
+		return -ENOMEM;
+	h2_want_write(st->h);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the response head */
+
+/* Append name (lowercased: HTTP/2 field names are) and value to the head. */
+static int add_nv(struct h2_stream *st, const char *name, size_t nl, const char *value, size_t vl)
+{
+	size_t need = nl + vl;
+	char *p;
+
+	if (st->nvbuf_len + need > HEAD_MAX)
+		return -E2BIG;
+	if (st->nnv == st->nv_cap) {
+		size_t cap = st->nv_cap ? st->nv_cap * 2 : 8;
+		nghttp2_nv *n = realloc(st->nva, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->nva = n;
+		st->nv_cap = cap;
+	}
+	if (st->nvbuf_len + need > st->nvbuf_cap) {
+		size_t cap = st->nvbuf_cap ? st->nvbuf_cap : 256;
+
+		while (cap < st->nvbuf_len + need)
+			cap *= 2;
+		if (!(p = realloc(st->nvbuf, cap)))
+			return -ENOMEM;
+		st->nvbuf = p;
+		st->nvbuf_cap = cap;
+	}
+	p = st->nvbuf + st->nvbuf_len;
+	for (size_t i = 0; i < nl; i++)
+		p[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+	memcpy(p + nl, value, vl);
+	/* Offsets for now: the buffer may move until head_end() points them. */
+	st->nva[st->nnv++] = (nghttp2_nv){(uint8_t *)(uintptr_t)st->nvbuf_len,
+					  (uint8_t *)(uintptr_t)(st->nvbuf_len + nl), nl, vl,
+					  NGHTTP2_NV_FLAG_NONE};
+	st->nvbuf_len += need;
+	return 0;
+}
+
+/* The Date value of now, cached per second per thread. */
+static const char *date_now(void)
+{
+	static _Thread_local char text[32];
+	static _Thread_local time_t at;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (now != at && gmtime_r(&now, &tm)) {
+		strftime(text, sizeof(text), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		at = now;
+	}
+	return text;
+}
+
+int h2_head_start(struct giong_http_response *res)
+{
+	struct h2_stream *st = of_res(res);
+	char digits[4];
+	const char *date = date_now();
+	int r;
+
+	if (st->closed)
+		return -ECONNRESET;
+	st->nnv = 0;
+	st->nvbuf_len = 0;
+	snprintf(digits, sizeof(digits), "%03d", giong_http_response_status_code(res));
+	if ((r = add_nv(st, ":status", 7, digits, 3)) || (r = add_nv(st, "date", 4, date, 29)))
+		return r;
+	return 0;
+}
+
+int h2_head_field(struct giong_http_response *res, const char *name, size_t name_len,
+		  const char *value, size_t value_len)
+{
+	return add_nv(of_res(res), name, name_len, value, value_len);
+}
+
+int h2_head_end(struct giong_http_response *res, int64_t length)
+{
+	struct h2_stream *st = of_res(res);
+	struct h2_conn *h = st->h;
+	struct giong_http_request *req = giong_http_response_request(res);
+	int status = giong_http_response_status_code(res);
+	bool body = length != 0 && status != 204 && status != 304 &&
+		    giong_http_request_method(req) != GIONG_HTTP_HEAD;
+	nghttp2_data_provider dp = {.source.ptr = st, .read_callback = h2_data_read};
+	char text[24];
+	int r;
+
+	if (st->closed)
+		return -ECONNRESET;
+	if (length >= 0 && status != 204 && status != 304) {
+		int n = snprintf(text, sizeof(text), "%lld", (long long)length);
+
+		if ((r = add_nv(st, "content-length", 14, text, (size_t)n)))
+			return r;
+	}
+	for (size_t i = 0; i < st->nnv; i++) {
+		st->nva[i].name = (uint8_t *)st->nvbuf + (uintptr_t)st->nva[i].name;
+		st->nva[i].value = (uint8_t *)st->nvbuf + (uintptr_t)st->nva[i].value;
+	}
+	st->out_eof = !body;
+	st->out_left = body ? length : 0;
+	/* nghttp2 copies the fields: st->nva and st->nvbuf are free again after this. */
+	if (nghttp2_submit_response(h->s, st->id, st->nva, st->nnv, body ? &dp : NULL))
+		return -ENOMEM;
+	st->submitted = true;
+	giong_http_response_set_sent(res); /* the head is nghttp2's now */
+	h2_want_write(h);
+	return 0;
+}
+
+void h2_head_cancel(struct giong_http_response *res)
+{
+	struct h2_stream *st = of_res(res);
+
+	st->nnv = 0;
+	st->nvbuf_len = 0;
+}
+
+/* ------------------------------------------------------------ the response body */
+
+/* Queue @len bytes (copied) for DATA frames, then wait while more than @high
+ * are queued (the peer's window and the connection's send take them). */
+static int queue_out(struct h2_stream *st, const void *p, size_t len, size_t high)
+{
+	struct h2_conn *h = st->h;
+	int r;
+
+	if (st->closed || h->dead)
+		return -ECONNRESET;
+	if (len) {
+		if (st->out_off && st->out_off == st->out_len)
+			st->out_off = st->out_len = 0;
+		if (st->out_len + len > st->out_cap) {
+			size_t cap = st->out_cap ? st->out_cap : 4096;
+			char *n;
+
+			while (cap < st->out_len + len)
+				cap *= 2;
+			if (!(n = realloc(st->out, cap)))
+				return -ENOMEM;
+			st->out = n;
+			st->out_cap = cap;
+		}
+		memcpy(st->out + st->out_len, p, len);
+		st->out_len += len;
+		/* A sized body ends with its last byte (there is no body_end() for it). */
+		if (st->out_left > 0) {
+			st->out_left -= (int64_t)len < st->out_left ? (int64_t)len : st->out_left;
+			if (!st->out_left)
+				st->out_eof = true;
+		}
+	}
+	if (st->deferred) {
+		st->deferred = false;
+		nghttp2_session_resume_data(h->s, st->id);
+	}
+	h2_want_write(h);
+	while (st->out_len - st->out_off > high) {
+		r = wait_stream(st, giong_http_conn_limits(h->c)->write_timeout_ms);
+		if (r == -ETIMEDOUT) {
+			giong_http_conn_stats(h->c)->write_timeouts++;
+			h2_conn_fail(h, NGHTTP2_CANCEL); /* a peer that does not read */
+		}
+		if (r < 0)
+			return r;
+		if (st->closed || h->dead)
+			return -ECONNRESET;
+	}
+	return 0;
+}
+
+int h2_body(struct giong_http_response *res, const void *p, size_t len)
+{
+	return queue_out(of_res(res), p, len, OUT_HIGH);
+}
+
+int h2_body_write(struct giong_http_response *res, const void *p, size_t len)
+{
+	/* On its way when this returns: nothing of it waits in the stream. */
+	return queue_out(of_res(res), p, len, 0);
+}
+
+int h2_body_end(struct giong_http_response *res)
+{
+	struct h2_stream *st = of_res(res);
+
+	st->out_eof = true;
+	return queue_out(st, NULL, 0, SIZE_MAX);
+}
+
+int h2_sendfile(struct giong_http_response *res, int fd, off_t off, uint64_t len)
+{
+	struct h2_stream *st = of_res(res);
+	char buf[16384];
+	int r;
+
+	/* Copied through memory for now: DATA payload spliced from the file is the
+	 * next step (the frame header from memory, the payload by splice). */
+	while (len) {
+		ssize_t n = pread(fd, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf), off);
+
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* the file is shorter than the range */
+		if ((r = queue_out(st, buf, (size_t)n, OUT_HIGH)))
+			return r;
+		off += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ DATA frames */
+
+ssize_t h2_data_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		     nghttp2_data_source *src, void *ud)
+{
+	struct h2_stream *st = src->ptr;
+	size_t avail = st->out_len - st->out_off;
+
+	(void)s;
+	(void)id;
+	(void)buf;
+	(void)ud;
+	if (!avail && !st->out_eof) {
+		st->deferred = true;
+		return NGHTTP2_ERR_DEFERRED;
+	}
+	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+	if (len > avail)
+		len = avail;
+	if (len == avail && st->out_eof)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)len;
+}
+
+int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *framehd, size_t len,
+		 nghttp2_data_source *src, void *ud)
+{
+	struct h2_conn *h = ud;
+	struct h2_stream *st = src->ptr;
+
+	(void)s;
+	(void)frame; /* no padding is asked for: the frame is its header and payload */
+	/* nghttp2 calls this for frame after frame within one mem_send(): the batch's
+	 * bound is kept here, and the send's end pumps the rest. */
+	if (giong_http_conn_sending(h->c) || giong_http_conn_queued(h->c) + 9 + len > H2_BATCH_MAX)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	if (giong_http_conn_append(h->c, framehd, 9) ||
+	    giong_http_conn_append(h->c, st->out + st->out_off, len))
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	st->out_off += len;
+	h2_stream_wake(st);
+	return 0;
+}

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conn.c - an HTTP/2 connection (h2.h): the protocol table, the task that
+ * feeds received bytes to nghttp2 and parks the connection again with no
+ * task, the pump that drains nghttp2's output into one send per turn, and
+ * the connection's end (GOAWAY, then close once no stream task runs).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2.h"
+
+static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/* Close the connection once no task of it runs; with nothing left to send. */
+static void end(struct h2_conn *h)
+{
+	h->dead = true;
+	if (h->tasks || h->reading)
+		return; /* the last of them comes back here */
+	if (h->pump_queued) {
+		giong_soon_cancel(&h->soon);
+		h->pump_queued = false;
+	}
+	giong_http_conn_close(h->c); /* conn_free() frees @h, now or once a send ends */
+}
+
+static void pump(struct h2_conn *h)
+{
+	struct giong_http_conn *c = h->c;
+	int r;
+
+	if (giong_http_conn_sending(c) || h->writer)
+		return; /* sent() pumps again */
+	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
+		const uint8_t *p;
+		ssize_t n = nghttp2_session_mem_send(h->s, &p);
+
+		if (n < 0) {
+			h2_worker_stats()->protocol_errors++;
+			h->dead = true; /* NGHTTP2_ERR_NOMEM, or a flood: nothing more is sent */
+			break;
+		}
+		if (n == 0)
+			break;
+		if (giong_http_conn_append(c, p, (size_t)n)) {
+			h->dead = true;
+			break;
+		}
+	}
+	r = giong_http_conn_flush(c);
+	if (r == -EAGAIN) /* a stream that only writes with waiting */
+		r = 0, h->writer = true, h2_want_write(h);
+	if (r < 0)
+		h->dead = true;
+	if (h->dead && !giong_http_conn_sending(c))
+		end(h);
+	else if (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s) &&
+		 !giong_http_conn_sending(c) && !giong_http_conn_queued(c))
+		end(h); /* GOAWAY sent and every stream done */
+}
+
+static intptr_t writer_task(void *arg)
+{
+	struct h2_conn *h = arg;
+
+	h->tasks++;
+	if (giong_http_conn_write(h->c))
+		h->dead = true;
+	h->writer = false;
+	h->tasks--;
+	if (h->dead && !h->tasks && !h->reading)
+		end(h);
+	else
+		pump(h);
+	return 0;
+}
+
+static void pump_soon(struct giong_soon *s, void *ctx)
+{
+	struct h2_conn *h = ctx;
+
+	(void)s;
+	h->pump_queued = false;
+	if (h->writer && !h->tasks) {
+		if (giong_spawn(writer_task, h, NULL))
+			h->dead = true, h->writer = false;
+		return;
+	}
+	pump(h);
+}
+
+void h2_want_write(struct h2_conn *h)
+{
+	if (h->pump_queued)
+		return;
+	if (giong_call_soon(&h->soon, pump_soon, h) == 0)
+		h->pump_queued = true;
+}
+
+void h2_conn_fail(struct h2_conn *h, uint32_t error_code)
+{
+	if (!h->goaway)
+		nghttp2_session_terminate_session(h->s, error_code);
+	h->goaway = true;
+	h2_want_write(h);
+}
+
+/* With every stream gone and the GOAWAY of a graceful end out: the connection ends. */
+static void maybe_goaway(struct h2_conn *h)
+{
+	if (!giong_http_conn_shutting_down(h->c) && !h->goaway)
+		return;
+	if (!h->goaway) {
+		h->goaway = true;
+		nghttp2_submit_shutdown_notice(h->s);
+	}
+	if (!h->tasks)
+		nghttp2_session_terminate_session2(
+			h->s, nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR);
+	h2_want_write(h);
+}
+
+void h2_task_ended(struct h2_conn *h)
+{
+	h->tasks--;
+	if (h->dead) {
+		end(h);
+		return;
+	}
+	maybe_goaway(h);
+	/* Parked for bytes while streams were open: idle now, the idle timeout applies. */
+	if (!h->tasks && !h->reading && h->waiting) {
+		h->waiting = false;
+		if (giong_http_conn_park(h->c, true))
+			end(h);
+	}
+}
+
+/* The batch's send ended: pump what nghttp2 has more (from the completion). */
+static void sent(struct giong_http_conn *c, bool broken)
+{
+	struct h2_conn *h = giong_http_conn_state(c);
+
+	if (!h)
+		return;
+	if (broken)
+		h->dead = true;
+	if (h->dead) {
+		end(h);
+		return;
+	}
+	/* Streams that wait for their bytes to leave may go on. */
+	for (struct h2_stream *st = h->streams; st; st = st->next)
+		if (st->task)
+			h2_stream_wake(st);
+	h2_want_write(h);
+}
+
+static void conn_free(void *state)
+{
+	struct h2_conn *h = state;
+
+	if (h->pump_queued)
+		giong_soon_cancel(&h->soon);
+	/* Streams left are nghttp2's only (their tasks ended): its deletion frees them. */
+	while (h->streams) {
+		h->streams->closed = true;
+		h->streams->task = false;
+		h2_stream_maybe_free(h->streams);
+	}
+	nghttp2_session_del(h->s);
+	free(h);
+}
+
+static struct h2_conn *conn_new(struct giong_http_conn *c, const struct h2_proto *p)
+{
+	struct h2_conn *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->c = c;
+	h->p = p;
+	if (h2_session_new(h)) {
+		free(h);
+		return NULL;
+	}
+	giong_http_conn_set_state(c, h);
+	h2_worker_stats()->connections++;
+	return h;
+}
+
+/* Feed @n bytes at @p to nghttp2. 0, or -1 when the connection is to end. */
+static int feed(struct h2_conn *h, const char *p, size_t n)
+{
+	ssize_t r;
+
+	h->new_streams = 0;
+	r = nghttp2_session_mem_recv(h->s, (const uint8_t *)p, n);
+	if (r < 0) {
+		/* A connection error (a bad preface, a flood, a broken frame): nghttp2
+		 * has queued its GOAWAY where one is due. */
+		h2_worker_stats()->protocol_errors++;
+		return -1;
+	}
+	return 0;
+}
+
+/* The connection's task: what arrived, to nghttp2, the answers pumped; then
+ * parked with no task (an idle one under the idle timeout) until more comes. */
+static void serve(struct giong_http_conn *c)
+{
+	struct h2_conn *h = giong_http_conn_state(c);
+	bool first = !h;
+	const char *p;
+	size_t n;
+
+	if (!h && !(h = conn_new(c, (const struct h2_proto *)giong_http_conn_protocol(c)))) {
+		giong_http_conn_close(c);
+		return;
+	}
+	h->reading = true;
+	h->waiting = false;
+	if ((n = giong_http_conn_handed_input(c, &p))) {
+		if (feed(h, p, n))
+			h->dead = true;
+		giong_http_conn_handed_input_done(c);
+	} else if (first) {
+		first = false; /* by ALPN: the client's preface is to come */
+	}
+	while (!h->dead) {
+		struct giong_recvbuf *rb;
+		ssize_t got;
+		bool idle;
+
+		if (!first) {
+			/* Bytes are there (the task began for them), or the wait is
+			 * under the idle timeout when the stream could not park. */
+			uint64_t saved =
+				giong_deadline_in(giong_http_conn_limits(c)->idle_timeout_ms);
+
+			got = giong_stream_recv(giong_http_conn_stream(c), &rb);
+			giong_deadline_restore(saved);
+			if (got <= 0)
+				break;
+			if (feed(h, giong_recvbuf_data(rb), (size_t)got))
+				h->dead = true;
+			giong_recvbuf_release(rb);
+		}
+		first = false;
+		pump(h);
+		if (h->dead)
+			break;
+		idle = !h->tasks && !h->nstreams;
+		if (giong_http_conn_park(c, idle) == 0) {
+			h->waiting = !idle;
+			h->reading = false;
+			return;
+		}
+	}
+	h->reading = false;
+	h->dead = true;
+	end(h);
+}
+
+static const struct giong_http_protocol default_table = {
+	.abi = GIONG_HTTP_PROTOCOL_ABI,
+	.size = sizeof(struct giong_http_protocol),
+	.name = "h2",
+	.caps = GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE,
+	.preface = preface,
+	.preface_len = sizeof(preface) - 1,
+	.serve = serve,
+	.conn_free = conn_free,
+	.sent = sent,
+	.body_begin = h2_body_begin,
+	.body_next = h2_body_next,
+	.interim = h2_interim,
+	.head_start = h2_head_start,
+	.head_field = h2_head_field,
+	.head_end = h2_head_end,
+	.body = h2_body,
+	.body_write = h2_body_write,
+	.body_end = h2_body_end,
+	.sendfile = h2_sendfile,
+	.head_cancel = h2_head_cancel,
+};
+
+int giong_http2_options_init(struct giong_http2_options *o)
+{
+	if (!o)
+		return -EINVAL;
+	*o = (struct giong_http2_options){
+		.max_concurrent_streams = 100,
+		.stream_window = 65535,
+		.header_list_max = 16384,
+		.streams_per_read = 200,
+		.glitch_burst = 10000,
+		.glitch_rate = 330,
+	};
+	return 0;
+}
+
+/* @o's zero fields replaced by the defaults; false for a value out of range. */
+static bool settle(struct giong_http2_options *o)
+{
+	struct giong_http2_options d;
+
+	giong_http2_options_init(&d);
+	if (o->stream_window > 0x7fffffffu)
+		return false;
+	if (!o->max_concurrent_streams)
+		o->max_concurrent_streams = d.max_concurrent_streams;
+	if (!o->stream_window)
+		o->stream_window = d.stream_window;
+	if (!o->header_list_max)
+		o->header_list_max = d.header_list_max;
+	if (!o->streams_per_read)
+		o->streams_per_read = o->max_concurrent_streams > UINT32_MAX / 2
+					      ? UINT32_MAX
+					      : 2 * o->max_concurrent_streams;
+	if (!o->glitch_burst)
+		o->glitch_burst = d.glitch_burst;
+	if (!o->glitch_rate)
+		o->glitch_rate = d.glitch_rate;
+	return true;
+}
+
+static struct h2_proto builtin = {.table = default_table};
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_init(void)
+{
+	giong_http2_options_init(&builtin.opt);
+}
+
+const struct giong_http_protocol *giong_http2(void)
+{
+	pthread_once(&builtin_once, builtin_init);
+	return &builtin.table;
+}
+
+int giong_http2_new(const struct giong_http2_options *o, const struct giong_http_protocol **ret)
+{
+	struct h2_proto *p;
+
+	if (!ret)
+		return -EINVAL;
+	*ret = NULL;
+	if (!(p = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	p->table = default_table;
+	p->dynamic = true;
+	if (o)
+		p->opt = *o;
+	if (!settle(&p->opt)) {
+		free(p);
+		return -EINVAL;
+	}
+	*ret = &p->table;
+	return 0;
+}
+
+int giong_http2_free(const struct giong_http_protocol *t)
+{
+	struct h2_proto *p = (struct h2_proto *)t;
+
+	if (!t)
+		return 0;
+	if (t == &builtin.table || t->serve != serve || !p->dynamic)
+		return -EINVAL;
+	free(p);
+	return 0;
+}
+
+int giong_http2_stats(struct giong_http2_stats *out)
+{
+	if (!out)
+		return -EINVAL;
+	if (giong_worker_index() < 0)
+		return GIONG_ENOTWORKER;
+	*out = *h2_worker_stats();
+	return 0;
+}

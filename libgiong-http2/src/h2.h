@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h2.h - HTTP/2 on a server connection, on libnghttp2's memory API.
+ * Internal to libgiong-http2.
+ *
+ * Who runs what (all on the connection's worker; nghttp2 is only ever
+ * entered from one place at a time, as nothing here suspends inside it):
+ *  - the connection's task (conn.c: serve()), started when bytes arrive,
+ *    feeds them to nghttp2_session_mem_recv(), then parks the connection
+ *    with no task again: it never waits for bytes while streams are open;
+ *  - nghttp2's callbacks (session.c) build each stream's head and, at its
+ *    end, start the stream's task (stream.c), which runs the common
+ *    dispatch: router, handler, the response through the table's ops;
+ *  - the pump (conn.c) drains nghttp2_session_mem_send() into the
+ *    connection's batch and sends it without waiting, once per turn
+ *    (giong_call_soon()) however many streams answered in it; the batch's
+ *    completion pumps again.
+ *
+ * Memory: a stream lives until both its task ended and nghttp2 closed it
+ * (st->task, st->closed); the connection's state until its last stream is
+ * gone and the connection closed.
+ */
+#ifndef GIONG_HTTP2_H2_H
+#define GIONG_HTTP2_H2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include <giong/core.h>
+#include <giong/http/protocol.h>
+#include <giong/http/server.h>
+#include <giong/http2.h>
+
+/* Bytes of nghttp2's output queued in one batch before it is sent (the rest waits for
+ * the send's end: no more than this is held for a peer that reads slowly). */
+#define H2_BATCH_MAX (256u * 1024)
+
+/* The table a program passes, with the settings behind it. */
+struct h2_proto {
+	struct giong_http_protocol table; /* first: the pointer programs hold */
+	struct giong_http2_options opt;
+	bool dynamic; /* giong_http2_new()'s, freed by giong_http2_free() */
+};
+
+struct h2_chunk {
+	struct h2_chunk *next;
+	size_t len, off;
+	char data[];
+};
+
+struct h2_conn;
+
+struct h2_stream {
+	struct h2_conn *h;
+	struct h2_stream *prev, *next; /* on h->streams */
+	int32_t id;
+	/* The head as it arrives: nghttp2's buffers kept (a reference each), no copy. */
+	nghttp2_rcbuf **refs;
+	uint32_t nrefs, refs_cap;
+	struct giong_http_field *fields;
+	uint32_t nfields, fields_cap;
+	struct giong_http_head_in head;
+	uint32_t header_bytes; /* RFC 9113 6.5.2's count: names, values, 32 each */
+	int refuse;            /* a status to answer instead (431), or 0 */
+	/* The request body: received and not yet read, then read (kept until the end). */
+	struct h2_chunk *in, *in_tail, *read;
+	uint64_t received, body_limit;
+	bool end_stream; /* the client's END_STREAM came */
+	bool over_limit; /* more than body_limit came */
+	/* The exchange, while the task runs. */
+	struct giong_http_request *req;
+	struct giong_http_response *res;
+	struct giong_waitq wait; /* the task waits here: body bytes, window, send */
+	/* The response: fields collected for nghttp2_submit_response(). */
+	nghttp2_nv *nva;
+	size_t nnv, nv_cap;
+	char *nvbuf; /* the fields' bytes */
+	size_t nvbuf_len, nvbuf_cap;
+	/* Body bytes queued for DATA frames: out[off..len). */
+	char *out;
+	size_t out_len, out_off, out_cap;
+	int64_t out_left; /* a sized body's bytes still to be queued; -1: streamed */
+	bool out_eof;     /* no more after what is queued */
+	bool submitted;   /* the head went to nghttp2 */
+	bool deferred;    /* the data source said DEFERRED: resume when bytes come */
+	bool task;        /* its task runs */
+	bool closed;      /* nghttp2 closed it (on_stream_close) */
+	uint32_t reset;   /* the error code it was closed with */
+};
+
+struct h2_conn {
+	struct giong_http_conn *c;
+	const struct h2_proto *p;
+	nghttp2_session *s;
+	struct h2_stream *streams; /* every stream not yet freed */
+	unsigned nstreams, tasks;
+	struct giong_soon soon; /* the pump, queued once a turn */
+	bool pump_queued;
+	bool reading;         /* its task runs serve() */
+	bool waiting;         /* parked without the idle timeout (streams open) */
+	bool dead;            /* fatal: close once no task is left */
+	bool goaway;          /* a GOAWAY was submitted */
+	bool writer;          /* a task writes the batch with waiting (TLS busy) */
+	uint32_t new_streams; /* streams begun in the current receive */
+	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
+	uint64_t glitch_tokens, glitch_at;
+	size_t mem; /* what nghttp2 holds for this session (mem.c) */
+};
+
+/* conn.c */
+/* Queue the pump for this turn (once). */
+void h2_want_write(struct h2_conn *h);
+/* End the connection as soon as no stream task runs (a fatal error, GOAWAY sent). */
+void h2_conn_fail(struct h2_conn *h, uint32_t error_code);
+/* A stream's task ended: free what is done, park or close the connection. */
+void h2_task_ended(struct h2_conn *h);
+
+/* session.c */
+/* A server session for @h with the settings sent. 0 or -ENOMEM. */
+int h2_session_new(struct h2_conn *h);
+/* One frame that was invalid or made the server reset: take a glitch token;
+ * false when the bucket is empty (the connection is to end, calm). */
+bool h2_glitch(struct h2_conn *h);
+
+/* stream.c */
+struct h2_stream *h2_stream_new(struct h2_conn *h, int32_t id);
+/* Free @st if both its task and nghttp2 are done with it. */
+void h2_stream_maybe_free(struct h2_stream *st);
+/* The head is in: start its task. 0 or -errno (reset the stream). */
+int h2_stream_start(struct h2_stream *st);
+/* Body bytes (copied) or the end came: the task is woken. */
+int h2_stream_data(struct h2_stream *st, const uint8_t *p, size_t len);
+void h2_stream_wake(struct h2_stream *st);
+
+/* body.c: the table's request-body and response operations */
+void h2_body_begin(struct giong_http_request *req, uint64_t limit);
+ssize_t h2_body_next(struct giong_http_request *req, const char **data, size_t max);
+int h2_interim(struct giong_http_request *req, int status);
+int h2_head_start(struct giong_http_response *res);
+int h2_head_field(struct giong_http_response *res, const char *name, size_t name_len,
+		  const char *value, size_t value_len);
+int h2_head_end(struct giong_http_response *res, int64_t length);
+int h2_body(struct giong_http_response *res, const void *p, size_t len);
+int h2_body_write(struct giong_http_response *res, const void *p, size_t len);
+int h2_body_end(struct giong_http_response *res);
+int h2_sendfile(struct giong_http_response *res, int fd, off_t off, uint64_t len);
+void h2_head_cancel(struct giong_http_response *res);
+/* nghttp2's DATA source and frame writer for a stream's queued bytes. */
+ssize_t h2_data_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		     nghttp2_data_source *src, void *ud);
+int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *framehd, size_t len,
+		 nghttp2_data_source *src, void *ud);
+
+/* mem.c: nghttp2's allocator, counting per session (h->mem) and per worker. */
+void h2_mem_init(nghttp2_mem *m, struct h2_conn *h);
+/* The calling worker's counters. */
+struct giong_http2_stats *h2_worker_stats(void);
+
+#endif /* GIONG_HTTP2_H2_H */
