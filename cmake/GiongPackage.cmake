@@ -58,9 +58,15 @@ foreach(lib IN LISTS GIONG_LIBRARIES)
     list(APPEND dev_depends ${d}_dev)
   endforeach()
   if(BUILD_SHARED_LIBS)
-    # <lib>: libgiong-<lib>.so.0; Debian libraries come from dpkg-shlibdeps.
+    # <lib>: libgiong-<lib>.so.0; Debian libraries come from dpkg-shlibdeps. The name is the
+    # SONAME's, with a hyphen before the version when the library's name ends in a digit
+    # (Debian Policy 8.1): libgiong-core0, but libgiong-http2-0.
     list(APPEND CPACK_COMPONENTS_ALL ${lib})
-    set(CPACK_DEBIAN_${U}_PACKAGE_NAME "libgiong-${dash}${PROJECT_VERSION_MAJOR}")
+    set(sep "")
+    if(dash MATCHES "[0-9]$")
+      set(sep "-")
+    endif()
+    set(CPACK_DEBIAN_${U}_PACKAGE_NAME "libgiong-${dash}${sep}${PROJECT_VERSION_MAJOR}")
     set(CPACK_DEBIAN_${U}_PACKAGE_SECTION libs)
     set(CPACK_COMPONENT_${U}_DESCRIPTION
       "giong ${lib} library (shared library)\n${desc}.\n${PROJECT_DESCRIPTION}.")
