@@ -58,9 +58,15 @@ foreach(lib IN LISTS GIONG_LIBRARIES)
     list(APPEND dev_depends ${d}_dev)
   endforeach()
   if(BUILD_SHARED_LIBS)
-    # <lib>: libgiong-<lib>.so.0; Debian libraries come from dpkg-shlibdeps.
+    # <lib>: libgiong-<lib>.so.0; Debian libraries come from dpkg-shlibdeps. The name is the
+    # SONAME's, with a hyphen before the version when the library's name ends in a digit
+    # (Debian Policy 8.1): libgiong-core0, but libgiong-http2-0.
     list(APPEND CPACK_COMPONENTS_ALL ${lib})
-    set(CPACK_DEBIAN_${U}_PACKAGE_NAME "libgiong-${dash}${PROJECT_VERSION_MAJOR}")
+    set(sep "")
+    if(dash MATCHES "[0-9]$")
+      set(sep "-")
+    endif()
+    set(CPACK_DEBIAN_${U}_PACKAGE_NAME "libgiong-${dash}${sep}${PROJECT_VERSION_MAJOR}")
     set(CPACK_DEBIAN_${U}_PACKAGE_SECTION libs)
     set(CPACK_COMPONENT_${U}_DESCRIPTION
       "giong ${lib} library (shared library)\n${desc}.\n${PROJECT_DESCRIPTION}.")
@@ -91,7 +97,26 @@ if(GIONG_BUILD_TOOLS)
   set(CPACK_COMPONENT_TOOLS_DESCRIPTION
     "giong programs and library examples\ngiong-serve (static files over HTTP and HTTPS), giong-load (HTTP load\ngenerator), and the examples giong-http, giong-echo, giong-udp_echo, giong-cat.\n${PROJECT_DESCRIPTION}.")
   if(BUILD_SHARED_LIBS)
-    set(CPACK_COMPONENT_TOOLS_DEPENDS "${GIONG_LIBRARIES}")
+    # The libraries the installed programs (giong_program(... INSTALL)) link and those below
+    # them, whose functions the programs call too; not every library built, so that one no
+    # program uses (libgiong-http2, and with it libnghttp2) stays out.
+    get_property(_tools_programs GLOBAL PROPERTY GIONG_TOOLS_PROGRAMS)
+    set(_tools_libs "")
+    foreach(_p IN LISTS _tools_programs)
+      get_target_property(_links ${_p} LINK_LIBRARIES)
+      foreach(_l IN LISTS _links)
+        if(_l MATCHES "^giong::(.+)$")
+          get_property(_closure GLOBAL PROPERTY GIONG_LIB_${CMAKE_MATCH_1}_CLOSURE)
+          list(APPEND _tools_libs ${_closure})
+        endif()
+      endforeach()
+    endforeach()
+    set(CPACK_COMPONENT_TOOLS_DEPENDS "")
+    foreach(_l IN LISTS GIONG_LIBRARIES)
+      if(_l IN_LIST _tools_libs)
+        list(APPEND CPACK_COMPONENT_TOOLS_DEPENDS ${_l})
+      endif()
+    endforeach()
   endif()
 endif()
 

@@ -30,5 +30,8 @@ function(giong_program name lib)
   if(P_INSTALL)
     install(PROGRAMS $<TARGET_FILE:${name}> DESTINATION ${CMAKE_INSTALL_BINDIR}
       RENAME giong-${name} COMPONENT tools)
+    # GiongPackage.cmake reads what it links, once configuring is over, for the giong-tools
+    # package's Depends.
+    set_property(GLOBAL APPEND PROPERTY GIONG_TOOLS_PROGRAMS ${name})
   endif()
 endfunction()
