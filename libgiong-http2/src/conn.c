@@ -33,7 +33,8 @@ static void pump(struct h2_conn *h)
 	int r;
 
 	if (giong_http_conn_sending(c) || h->writer)
-		return; /* sent() pumps again */
+		return;    /* sent() pumps again */
+	h->pumping = true; /* parking now would take the batch being filled */
 	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
 		ssize_t n = nghttp2_session_mem_send(h->s, &p);
@@ -50,6 +51,7 @@ static void pump(struct h2_conn *h)
 			break;
 		}
 	}
+	h->pumping = false;
 	r = giong_http_conn_flush(c);
 	if (r == -EAGAIN) /* a stream that only writes with waiting */
 		r = 0, h->writer = true, h2_want_write(h);
@@ -60,6 +62,8 @@ static void pump(struct h2_conn *h)
 	else if (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s) &&
 		 !giong_http_conn_sending(c) && !giong_http_conn_queued(c))
 		end(h); /* GOAWAY sent and every stream done */
+	else
+		h2_maybe_idle(h); /* its last stream may have closed in this pump */
 }
 
 static intptr_t writer_task(void *arg)
@@ -131,8 +135,13 @@ void h2_task_ended(struct h2_conn *h)
 		return;
 	}
 	maybe_goaway(h);
+	h2_maybe_idle(h);
+}
+
+void h2_maybe_idle(struct h2_conn *h)
+{
 	/* Parked for bytes while streams were open: idle now, the idle timeout applies. */
-	if (!h->tasks && !h->reading && h->waiting) {
+	if (!h->tasks && !h->nstreams && !h->reading && !h->pumping && h->waiting && !h->dead) {
 		h->waiting = false;
 		if (giong_http_conn_park(h->c, true))
 			end(h);
@@ -165,6 +174,7 @@ static void conn_free(void *state)
 
 	if (h->pump_queued)
 		giong_soon_cancel(&h->soon);
+	h->dead = true; /* nothing parks or pumps from here */
 	/* Streams left are nghttp2's only (their tasks ended): its deletion frees them. */
 	while (h->streams) {
 		h->streams->closed = true;

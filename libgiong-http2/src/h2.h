@@ -104,6 +104,7 @@ struct h2_conn {
 	bool dead;            /* fatal: close once no task is left */
 	bool goaway;          /* a GOAWAY was submitted */
 	bool writer;          /* a task writes the batch with waiting (TLS busy) */
+	bool pumping;         /* inside pump(): the batch is being filled */
 	uint32_t new_streams; /* streams begun in the current receive */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
 	uint64_t glitch_tokens, glitch_at;
@@ -117,6 +118,8 @@ void h2_want_write(struct h2_conn *h);
 void h2_conn_fail(struct h2_conn *h, uint32_t error_code);
 /* A stream's task ended: free what is done, park or close the connection. */
 void h2_task_ended(struct h2_conn *h);
+/* With no stream and no task left while parked for bytes: parked idle instead. */
+void h2_maybe_idle(struct h2_conn *h);
 
 /* session.c */
 /* A server session for @h with the settings sent. 0 or -ENOMEM. */

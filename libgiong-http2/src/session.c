@@ -55,6 +55,14 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void
 		return 0;
 	if (++h->new_streams > h->p->opt.streams_per_read)
 		return calm(h);
+	/* Handlers still running count, whether or not nghttp2 still counts their
+	 * streams (a client's reset, or one it provoked, closes them there: the
+	 * MadeYouReset pattern): no more tasks than concurrent streams. */
+	if (h->tasks >= h->p->opt.max_concurrent_streams) {
+		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+					  NGHTTP2_REFUSED_STREAM);
+		return 0;
+	}
 	if (!(st = h2_stream_new(h, frame->hd.stream_id)))
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
 	nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, st);
@@ -241,8 +249,12 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *u
 {
 	struct h2_stream *st;
 
-	if (frame->hd.type == NGHTTP2_RST_STREAM && !h2_glitch(ud))
-		return calm(ud);
+	if (frame->hd.type == NGHTTP2_RST_STREAM) {
+		if (frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
+			h2_worker_stats()->refused_streams++;
+		if (!h2_glitch(ud))
+			return calm(ud);
+	}
 	/* The response ended before the request did: RFC 9113 8.1 lets the server say
 	 * with RST_STREAM NO_ERROR that it wants no more of it. */
 	if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&

@@ -63,6 +63,7 @@ void h2_stream_maybe_free(struct h2_stream *st)
 	free(st->nvbuf);
 	free(st->out);
 	free(st);
+	h2_maybe_idle(h);
 }
 
 void h2_stream_wake(struct h2_stream *st)
