@@ -138,6 +138,14 @@ void h2_task_ended(struct h2_conn *h)
 	h2_maybe_idle(h);
 }
 
+/* Idle with nothing nghttp2 still has to send: its frame buffer's pages go back
+ * (they hold no frame between frames). */
+static void idle_memory(struct h2_conn *h)
+{
+	if (!nghttp2_session_want_write(h->s))
+		h2_mem_idle(h);
+}
+
 void h2_maybe_idle(struct h2_conn *h)
 {
 	/* Parked for bytes while streams were open: idle now, the idle timeout applies. */
@@ -145,6 +153,8 @@ void h2_maybe_idle(struct h2_conn *h)
 		h->waiting = false;
 		if (giong_http_conn_park(h->c, true))
 			end(h);
+		else
+			idle_memory(h);
 	}
 }
 
@@ -267,6 +277,8 @@ static void serve(struct giong_http_conn *c)
 		if (giong_http_conn_park(c, idle) == 0) {
 			h->waiting = !idle;
 			h->reading = false;
+			if (idle)
+				idle_memory(h);
 			return;
 		}
 	}

@@ -38,6 +38,11 @@
  * the send's end: no more than this is held for a peer that reads slowly). */
 #define H2_BATCH_MAX (256u * 1024)
 
+/* Blocks of nghttp2's kept apart per session (mem.c): its frame buffer, of
+ * NGHTTP2_FRAMEBUF_CHUNKLEN bytes (lib/nghttp2_frame.h, 1.52: 9 + 1 + 16384). */
+#define H2_BIG_MAX 2
+#define H2_FRAMEBUF_LEN (9u + 1u + 16384u)
+
 /* The table a program passes, with the settings behind it. */
 struct h2_proto {
 	struct giong_http_protocol table; /* first: the pointer programs hold */
@@ -109,6 +114,10 @@ struct h2_conn {
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
 	uint64_t glitch_tokens, glitch_at;
 	size_t mem; /* what nghttp2 holds for this session (mem.c) */
+	struct {
+		void *p; /* a page-aligned block of nghttp2's (its frame buffer), or NULL */
+		size_t size;
+	} big[H2_BIG_MAX];
 };
 
 /* conn.c */
@@ -159,6 +168,8 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 
 /* mem.c: nghttp2's allocator, counting per session (h->mem) and per worker. */
 void h2_mem_init(nghttp2_mem *m, struct h2_conn *h);
+/* The connection idles with nothing queued: the big blocks' pages go back. */
+void h2_mem_idle(struct h2_conn *h);
 /* The calling worker's counters. */
 struct giong_http2_stats *h2_worker_stats(void);
 
