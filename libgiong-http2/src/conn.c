@@ -148,8 +148,8 @@ static void idle_memory(struct h2_conn *h)
 
 void h2_maybe_idle(struct h2_conn *h)
 {
-	/* Parked for bytes while streams were open: idle now, the idle timeout applies. */
-	if (!h->tasks && !h->nstreams && !h->reading && !h->pumping && h->waiting && !h->dead) {
+	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. */
+	if (!h->tasks && !h->reading && !h->pumping && h->waiting && !h->dead) {
 		h->waiting = false;
 		if (giong_http_conn_park(h->c, true))
 			end(h);
@@ -273,7 +273,11 @@ static void serve(struct giong_http_conn *c)
 		pump(h);
 		if (h->dead)
 			break;
-		idle = !h->tasks && !h->nstreams;
+		/* With no handler running, the idle timeout applies, streams or not: a
+		 * head cut off before END_HEADERS, or a body never sent, holds the
+		 * connection no longer than an idle one (a response still leaving
+		 * re-parks it with each send's end). */
+		idle = !h->tasks;
 		if (giong_http_conn_park(c, idle) == 0) {
 			h->waiting = !idle;
 			h->reading = false;

@@ -127,7 +127,7 @@ void h2_want_write(struct h2_conn *h);
 void h2_conn_fail(struct h2_conn *h, uint32_t error_code);
 /* A stream's task ended: free what is done, park or close the connection. */
 void h2_task_ended(struct h2_conn *h);
-/* With no stream and no task left while parked for bytes: parked idle instead. */
+/* With no task left while parked for bytes: parked idle instead. */
 void h2_maybe_idle(struct h2_conn *h);
 
 /* session.c */
