@@ -102,8 +102,9 @@ ssize_t h2_body_next(struct giong_http_request *req, const char **data, size_t m
 		c->next = NULL;
 		st->read = c;
 	}
-	/* Read: the peer may send as much again. */
-	nghttp2_session_consume(h->s, st->id, n);
+	/* Read: the peer may send as much again on this stream (the connection's
+	 * window was given back on arrival: h2_stream_data()). */
+	nghttp2_session_consume_stream(h->s, st->id, n);
 	h2_want_write(h);
 	if (!st->in && st->end_stream)
 		giong_http_request_body_done(req);

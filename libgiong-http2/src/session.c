@@ -292,7 +292,8 @@ int h2_session_new(struct h2_conn *h)
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
 	nghttp2_session_callbacks_set_send_data_callback(cb, h2_data_send);
-	/* The window opens as handlers read (nghttp2_session_consume), not as bytes come. */
+	/* A stream's window opens as its handler reads (nghttp2_session_consume_stream()),
+	 * not as bytes come; the connection's as bytes come (stream.c). */
 	nghttp2_option_set_no_auto_window_update(opt, 1);
 	nghttp2_option_set_no_closed_streams(opt, 1);
 	nghttp2_option_set_max_outbound_ack(opt, 1000);
