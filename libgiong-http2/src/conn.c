@@ -225,6 +225,12 @@ static int feed(struct h2_conn *h, const char *p, size_t n)
 		h2_worker_stats()->protocol_errors++;
 		return -1;
 	}
+	/* A client that talks but never acknowledges our SETTINGS (a silent one is
+	 * the idle timeout's). */
+	if (h->settings_at && giong_now_ms() - h->settings_at > H2_SETTINGS_TIMEOUT_MS) {
+		h2_worker_stats()->protocol_errors++;
+		h2_conn_fail(h, NGHTTP2_SETTINGS_TIMEOUT);
+	}
 	return 0;
 }
 

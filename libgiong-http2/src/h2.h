@@ -34,6 +34,9 @@
 #include <giong/http/server.h>
 #include <giong/http2.h>
 
+/* How long a client may take to acknowledge our SETTINGS (RFC 9113 6.5.3; nghttpx's). */
+#define H2_SETTINGS_TIMEOUT_MS 10000u
+
 /* Bytes of nghttp2's output queued in one batch before it is sent (the rest waits for
  * the send's end: no more than this is held for a peer that reads slowly). */
 #define H2_BATCH_MAX (256u * 1024)
@@ -111,6 +114,7 @@ struct h2_conn {
 	bool writer;          /* a task writes the batch with waiting (TLS busy) */
 	bool pumping;         /* inside pump(): the batch is being filled */
 	uint32_t new_streams; /* streams begun in the current receive */
+	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
 	uint64_t glitch_tokens, glitch_at;
 	size_t mem; /* what nghttp2 holds for this session (mem.c) */

@@ -177,7 +177,6 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 {
 	struct h2_stream *st = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
 
-	(void)ud;
 	switch (frame->hd.type) {
 	case NGHTTP2_HEADERS:
 		if (!st || st->req || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
@@ -197,6 +196,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 		break;
 	case NGHTTP2_RST_STREAM:
 		h2_worker_stats()->resets_received++;
+		break;
+	case NGHTTP2_SETTINGS:
+		if (frame->hd.flags & NGHTTP2_FLAG_ACK)
+			((struct h2_conn *)ud)->settings_at = 0;
 		break;
 	default:
 		break;
@@ -312,6 +315,7 @@ int h2_session_new(struct h2_conn *h)
 		h->s = NULL;
 		return -ENOMEM;
 	}
+	h->settings_at = giong_now_ms();
 	h->glitch_tokens = o->glitch_burst;
 	h->glitch_at = giong_now_ms();
 	return 0;
