@@ -382,7 +382,7 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 	if (giong_http_conn_sending(h->c) || giong_http_conn_queued(h->c) + 9 + len > H2_BATCH_MAX)
 		return NGHTTP2_ERR_WOULDBLOCK;
 	if (giong_http_conn_append(h->c, framehd, 9) ||
-	    giong_http_conn_append(h->c, st->out + st->out_off, len))
+	    (len && giong_http_conn_append(h->c, st->out + st->out_off, len)))
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	st->out_off += len;
 	h2_stream_wake(st);

@@ -18,8 +18,15 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 static void end(struct h2_conn *h)
 {
 	h->dead = true;
-	if (h->tasks || h->reading)
-		return; /* the last of them comes back here */
+	if (h->tasks || h->reading) {
+		/* Handlers waiting for their bytes to leave or for body bytes see it
+		 * now (-ECONNRESET), not at their deadline; the last of them comes
+		 * back here. */
+		for (struct h2_stream *st = h->streams; st; st = st->next)
+			if (st->task)
+				h2_stream_wake(st);
+		return;
+	}
 	if (h->pump_queued) {
 		giong_soon_cancel(&h->soon);
 		h->pump_queued = false;
@@ -112,18 +119,18 @@ void h2_conn_fail(struct h2_conn *h, uint32_t error_code)
 	h2_want_write(h);
 }
 
-/* With every stream gone and the GOAWAY of a graceful end out: the connection ends. */
+/* Shutdown: GOAWAY with the last stream processed, once. Streams begun go on to
+ * their end (nghttp2 refuses newer ones); with none left and the GOAWAY out,
+ * nghttp2 wants neither to read nor to write, and the pump ends the connection.
+ * (Not nghttp2_session_terminate_session(): it drops the DATA still queued.) */
 static void maybe_goaway(struct h2_conn *h)
 {
-	if (!giong_http_conn_shutting_down(h->c) && !h->goaway)
+	if (h->goaway || !giong_http_conn_shutting_down(h->c))
 		return;
-	if (!h->goaway) {
-		h->goaway = true;
-		nghttp2_submit_shutdown_notice(h->s);
-	}
-	if (!h->tasks)
-		nghttp2_session_terminate_session2(
-			h->s, nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR);
+	h->goaway = true;
+	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
+			      nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR, NULL,
+			      0);
 	h2_want_write(h);
 }
 
@@ -148,14 +155,18 @@ static void idle_memory(struct h2_conn *h)
 
 void h2_maybe_idle(struct h2_conn *h)
 {
-	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. */
-	if (!h->tasks && !h->reading && !h->pumping && h->waiting && !h->dead) {
-		h->waiting = false;
-		if (giong_http_conn_park(h->c, true))
-			end(h);
-		else
-			idle_memory(h);
+	if (h->tasks || h->reading || h->pumping || !h->waiting || h->dead)
+		return;
+	if (giong_http_conn_shutting_down(h->c)) {
+		maybe_goaway(h); /* the grace period bounds what is still leaving */
+		return;
 	}
+	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. */
+	h->waiting = false;
+	if (giong_http_conn_park(h->c, true))
+		end(h);
+	else
+		idle_memory(h);
 }
 
 /* The batch's send ended: pump what nghttp2 has more (from the completion). */
@@ -282,8 +293,10 @@ static void serve(struct giong_http_conn *c)
 		/* With no handler running, the idle timeout applies, streams or not: a
 		 * head cut off before END_HEADERS, or a body never sent, holds the
 		 * connection no longer than an idle one (a response still leaving
-		 * re-parks it with each send's end). */
-		idle = !h->tasks;
+		 * re-parks it with each send's end). At shutdown, a response still
+		 * leaving is not idle: the grace period, not close_idle, ends it. */
+		maybe_goaway(h);
+		idle = !h->tasks && !(h->nstreams && giong_http_conn_shutting_down(c));
 		if (giong_http_conn_park(c, idle) == 0) {
 			h->waiting = !idle;
 			h->reading = false;
@@ -360,11 +373,12 @@ static bool settle(struct giong_http2_options *o)
 	return true;
 }
 
-static struct h2_proto builtin = {.table = default_table};
+static struct h2_proto builtin;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void builtin_init(void)
 {
+	builtin.table = default_table; /* not a constant expression for a static's initializer */
 	giong_http2_options_init(&builtin.opt);
 }
 
