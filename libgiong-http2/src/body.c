@@ -289,7 +289,11 @@ static int queue_out(struct h2_stream *st, const void *p, size_t len, size_t hig
 		nghttp2_session_resume_data(h->s, st->id);
 	}
 	h2_want_write(h);
+	/* What left before the stream closed counts: a stream closes normally with its
+	 * last DATA, and the handler then waited for nothing more. */
 	while (st->out_len - st->out_off > high) {
+		if (st->closed || h->dead)
+			return -ECONNRESET;
 		r = wait_stream(st, giong_http_conn_limits(h->c)->write_timeout_ms);
 		if (r == -ETIMEDOUT) {
 			giong_http_conn_stats(h->c)->write_timeouts++;
@@ -297,8 +301,6 @@ static int queue_out(struct h2_stream *st, const void *p, size_t len, size_t hig
 		}
 		if (r < 0)
 			return r;
-		if (st->closed || h->dead)
-			return -ECONNRESET;
 	}
 	return 0;
 }

@@ -31,8 +31,18 @@ static void end(struct h2_conn *h)
 		giong_soon_cancel(&h->soon);
 		h->pump_queued = false;
 	}
+	/* Its last frames (a GOAWAY) are leaving: closed once they left (sent() comes
+	 * back here), parked meanwhile under the write timeout for a peer that does
+	 * not read. A close now would cancel the send. */
+	if (giong_http_conn_sending(h->c) && !h->draining) {
+		h->draining = true;
+		if (giong_http_conn_park(h->c, true) == 0)
+			return;
+	}
 	giong_http_conn_close(h->c); /* conn_free() frees @h, now or once a send ends */
 }
+
+static intptr_t writer_task(void *arg);
 
 static void pump(struct h2_conn *h)
 {
@@ -40,7 +50,7 @@ static void pump(struct h2_conn *h)
 	int r;
 
 	if (giong_http_conn_sending(c) || h->writer)
-		return;    /* sent() pumps again */
+		return;    /* sent(), or the writer, pumps again */
 	h->pumping = true; /* parking now would take the batch being filled */
 	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
@@ -60,14 +70,20 @@ static void pump(struct h2_conn *h)
 	}
 	h->pumping = false;
 	r = giong_http_conn_flush(c);
-	if (r == -EAGAIN) /* a stream that only writes with waiting */
-		r = 0, h->writer = true, h2_want_write(h);
+	if (r == -EAGAIN) { /* a stream that only writes with waiting: a task writes */
+		h->writer = true;
+		h->tasks++; /* counted from now: nothing parks or frees @h under it */
+		if ((r = giong_spawn(writer_task, h, NULL))) {
+			h->writer = false;
+			h->tasks--;
+		}
+	}
 	if (r < 0)
 		h->dead = true;
-	if (h->dead && !giong_http_conn_sending(c))
-		end(h);
+	if (h->dead)
+		end(h); /* closes now, or once what was flushed left */
 	else if (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s) &&
-		 !giong_http_conn_sending(c) && !giong_http_conn_queued(c))
+		 !giong_http_conn_sending(c) && !giong_http_conn_queued(c) && !h->writer)
 		end(h); /* GOAWAY sent and every stream done */
 	else
 		h2_maybe_idle(h); /* its last stream may have closed in this pump */
@@ -77,12 +93,12 @@ static intptr_t writer_task(void *arg)
 {
 	struct h2_conn *h = arg;
 
-	h->tasks++;
+	/* h->tasks counts this task from its spawn (pump()). */
 	if (giong_http_conn_write(h->c))
 		h->dead = true;
 	h->writer = false;
 	h->tasks--;
-	if (h->dead && !h->tasks && !h->reading)
+	if (h->dead)
 		end(h);
 	else
 		pump(h);
@@ -95,11 +111,6 @@ static void pump_soon(struct giong_soon *s, void *ctx)
 
 	(void)s;
 	h->pump_queued = false;
-	if (h->writer && !h->tasks) {
-		if (giong_spawn(writer_task, h, NULL))
-			h->dead = true, h->writer = false;
-		return;
-	}
 	pump(h);
 }
 
@@ -155,15 +166,22 @@ static void idle_memory(struct h2_conn *h)
 
 void h2_maybe_idle(struct h2_conn *h)
 {
+	int r;
+
 	if (h->tasks || h->reading || h->pumping || !h->waiting || h->dead)
 		return;
 	if (giong_http_conn_shutting_down(h->c)) {
 		maybe_goaway(h); /* the grace period bounds what is still leaving */
 		return;
 	}
-	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. */
+	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. Not
+	 * when a task was just spawned for bytes that came (-EAGAIN): it parks itself,
+	 * and parking here too would give the connection two tasks. */
+	r = giong_http_conn_idle(h->c);
+	if (r == -EAGAIN)
+		return;
 	h->waiting = false;
-	if (giong_http_conn_park(h->c, true))
+	if (r)
 		end(h);
 	else
 		idle_memory(h);
@@ -260,6 +278,11 @@ static void serve(struct giong_http_conn *c)
 	}
 	h->reading = true;
 	h->waiting = false;
+	if (h->dead) { /* ending, parked while its GOAWAY left: bytes no longer matter */
+		h->reading = false;
+		end(h);
+		return;
+	}
 	if ((n = giong_http_conn_handed_input(c, &p))) {
 		if (feed(h, p, n))
 			h->dead = true;
@@ -305,9 +328,10 @@ static void serve(struct giong_http_conn *c)
 			return;
 		}
 	}
+	/* The end, or an error: what nghttp2 queued (its GOAWAY) goes first. */
 	h->reading = false;
 	h->dead = true;
-	end(h);
+	pump(h); /* ends the connection, or the send's end (sent(), writer) does */
 }
 
 static const struct giong_http_protocol default_table = {

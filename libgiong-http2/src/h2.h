@@ -111,8 +111,9 @@ struct h2_conn {
 	bool waiting;         /* parked without the idle timeout (streams open) */
 	bool dead;            /* fatal: close once no task is left */
 	bool goaway;          /* a GOAWAY was submitted */
-	bool writer;          /* a task writes the batch with waiting (TLS busy) */
+	bool writer;          /* a task writes the batch with waiting (counted in tasks) */
 	bool pumping;         /* inside pump(): the batch is being filled */
+	bool draining;        /* ending: parked until its last send left (end()) */
 	uint32_t new_streams; /* streams begun in the current receive */
 	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */

@@ -179,6 +179,11 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 
 	switch (frame->hd.type) {
 	case NGHTTP2_HEADERS:
+		if (st && st->req && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+			st->end_stream = true; /* trailers end the body */
+			h2_stream_wake(st);
+			break;
+		}
 		if (!st || st->req || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
 			break;
 		if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)

@@ -193,6 +193,13 @@ int giong__http_conn_wait_bytes(struct giong_http_conn *c)
 	return r;
 }
 
+int giong__http_conn_make_idle(struct giong_http_conn *c)
+{
+	if (c->park != GIONG__HTTP_WAITING)
+		return -EAGAIN; /* a task runs on it, or was spawned for it: it parks itself */
+	return giong__http_conn_park(c);
+}
+
 struct giong__http_batch *giong__http_conn_batch(struct giong_http_conn *c)
 {
 	if (!c->batch)

@@ -169,6 +169,9 @@ void giong__http_conn_finish(struct giong_http_conn *c, struct giong_waitq *wq,
 /* Close @c now, from its task. */
 void giong__http_conn_close(struct giong_http_conn *c);
 
+/* A connection parked waiting for bytes moves under the idle timeout: 0, -EAGAIN when
+ * it is not parked waiting, or giong__http_conn_park()'s error. */
+int giong__http_conn_make_idle(struct giong_http_conn *c);
 /* @c's batch, taken from the worker's cache if it holds none: NULL for no memory. */
 struct giong__http_batch *giong__http_conn_batch(struct giong_http_conn *c);
 /* Give back what HTTP/1.1 handed over and the protocol did not take (protocol.c). */

@@ -141,6 +141,13 @@ int giong_http_conn_park(struct giong_http_conn *c, bool idle)
 	return idle ? giong__http_conn_park(c) : giong__http_conn_wait_bytes(c);
 }
 
+int giong_http_conn_idle(struct giong_http_conn *c)
+{
+	if (!c || !c->s)
+		return -EINVAL;
+	return giong__http_conn_make_idle(c);
+}
+
 void giong_http_conn_close(struct giong_http_conn *c)
 {
 	if (c)

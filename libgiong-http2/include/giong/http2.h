@@ -28,8 +28,11 @@ GIONG_BEGIN_DECLS
  * defaults named. */
 struct giong_http2_options {
 	/* SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once
-	 * (each runs its handler in a task); more are refused with REFUSED_STREAM.
-	 * Default 100. */
+	 * (each runs its handler in a task). One more is refused with REFUSED_STREAM
+	 * until the client acknowledged the setting, and after that nghttp2 ends the
+	 * connection (GOAWAY PROTOCOL_ERROR; RFC 9113 5.1.2 allows either); a new
+	 * stream while as many handlers still run (of streams the client reset, say)
+	 * gets REFUSED_STREAM. Default 100. */
 	uint32_t max_concurrent_streams;
 	/* Each stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE): the request
 	 * body bytes a client may send ahead of the handler's reading. Default

@@ -183,6 +183,15 @@ GIONG_API int giong_http_conn_wait_sent(struct giong_http_conn *c);
  */
 GIONG_API int giong_http_conn_park(struct giong_http_conn *c, bool idle);
 /*
+ * giong_http_conn_idle() - @c is parked waiting for bytes (giong_http_conn_park(c,
+ * false)) and its last exchange just ended: from now the idle timeout applies, as if
+ * it had been parked idle. 0; -EAGAIN when it is not parked waiting (a task runs on it,
+ * or one is about to start for bytes that came: that task parks it itself); -EINVAL;
+ * another -errno if it could not be parked (close it). Never suspends. From a task or a
+ * completion of @c's worker.
+ */
+GIONG_API int giong_http_conn_idle(struct giong_http_conn *c);
+/*
  * giong_http_conn_close() - close @c: its stream now, its memory once a send
  * in flight ended (conn_free runs then). No exchange of @c may still be
  * running. From a task or a completion of @c's worker.
