@@ -1,0 +1,568 @@
+# SPDX-License-Identifier: MIT
+"""h2_frames.py - HTTP/2 (RFC 9113) of libgiong-http2, frame by frame, against h2_server.
+
+  /usr/bin/python3 h2_frames.py H2_SERVER [--tls CERTDIR --backend openssl|wolfssl] [-k NAME]
+
+Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the attacks,
+once with a short idle timeout for the idle close and the graceful shutdown (SIGTERM). Over
+a plain socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with
+ALPN h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh).
+One line per check, "pass NAME" or "FAIL NAME: why"; -k runs the checks whose name holds
+NAME. Exit 0 when all passed, 1 otherwise, 77 (skip) without python3-h2's hpack and
+hyperframe, or when the server lacks the TLS backend asked for.
+"""
+import argparse
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import h2wire as w
+    from h2wire import expect
+except ImportError as e:  # hpack, hyperframe: Debian's python3-h2
+    print("skip: %s (apt-get install python3-h2, and run /usr/bin/python3)" % e)
+    sys.exit(77)
+
+JSON = b'{"message":"Hello, World!"}'
+CHECKS = []  # (name, function, which server: "main" or "stop")
+
+
+def check(server="main"):
+    def add(fn):
+        CHECKS.append((fn.__name__, fn, server))
+        return fn
+    return add
+
+
+def still_serves(c, what):
+    """The connection goes on after a stream error: a GET on it is answered."""
+    s = c.get("/json")
+    expect(s.status == 200 and bytes(s.body) == JSON,
+           "after %s the connection does not answer: %s" % (what, s.describe()))
+
+
+def reset_check(srv, extra, what, method="GET", path="/json", body=None):
+    """A malformed request (RFC 9113 8.1.1): reset PROTOCOL_ERROR, a response before allowed."""
+    c = srv.connect()
+    c.start()
+    fields = c.request_fields(method, path, extra) if not callable(extra) else extra(c)
+    sid = c.new_sid()
+    c.headers(sid, w.block(fields), end_stream=body is None)
+    if body is not None:
+        c.send_body(sid, body)
+    c.pump(lambda: c.streams[sid].reset is not None or c.closed, 3)
+    s = c.streams[sid]
+    expect(s.reset == w.PROTOCOL_ERROR and (s.status is None or 400 <= s.status < 500),
+           "%s: want RST_STREAM PROTOCOL_ERROR, got %s" % (what, s.describe()))
+    still_serves(c, what)
+    c.close()
+
+
+# --- exchanges ---------------------------------------------------------------------------
+@check()
+def alpn_or_prior_knowledge(srv):
+    c = srv.connect()
+    st = c.start()
+    expect(srv.cafile is None or c.alpn == "h2", "ALPN chose %r, not h2" % c.alpn)
+    expect(w.S_MAX_CONCURRENT_STREAMS in st, "the server's SETTINGS set no concurrent "
+           "stream limit: %s" % st)
+    c.close()
+
+
+@check()
+def get_json(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/json")
+    expect(s.status == 200 and bytes(s.body) == JSON and s.ended, s.describe())
+    expect(s.header("content-type") == "application/json",
+           "content-type %r" % s.header("content-type"))
+    expect(s.header("content-length") in (None, str(len(JSON))),
+           "content-length %r" % s.header("content-length"))
+    expect(not any(n in ("connection", "keep-alive", "transfer-encoding") for n, _ in
+                   s.headers), "a connection-specific field in %s" % s.headers)
+    s = c.get("/nowhere")
+    expect(s.status == 404, "GET /nowhere: %s" % s.describe())
+    c.close()
+
+
+@check()
+def head_no_body(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/json", method="HEAD")
+    expect(s.status == 200 and s.ended and not s.body, "HEAD /json: %s" % s.describe())
+    expect(s.header("content-length") in (None, str(len(JSON))),
+           "HEAD content-length %r" % s.header("content-length"))
+    c.close()
+
+
+@check()
+def status_204_no_body(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/status/204")
+    expect(s.status == 204 and s.ended and not s.body, s.describe())
+    expect(s.header("content-length") in (None, "0"), "204 with content-length %r"
+           % s.header("content-length"))
+    c.close()
+
+
+@check()
+def big_file_stream(srv):
+    c = srv.connect()
+    c.start()
+    n = 1 << 20
+    s = c.get("/big?n=%d" % n, timeout=10)
+    expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(n),
+           "/big: %s%s" % (s.describe(), "" if bytes(s.body) == w.pattern(len(s.body))
+                           else " (wrong bytes)"))
+    s = c.get("/file", timeout=10)
+    size = 1048576 + 123
+    expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(size),
+           "/file (sendfile): %s" % s.describe())
+    expect(s.header("content-length") in (None, str(size)), "/file content-length %r"
+           % s.header("content-length"))
+    s = c.get("/stream?n=100")
+    want = b"".join(b"piece %05d\n" % i for i in range(100))
+    expect(s.status == 200 and s.ended and bytes(s.body) == want, "/stream: %s" % s.describe())
+    c.close()
+
+
+@check()
+def echo_1mib(srv):
+    c = srv.connect()
+    c.start()
+    body = os.urandom(1 << 20)
+    sid = c.request("POST", "/echo", body=body, extra=[("content-length", str(len(body)))])
+    c.pump(lambda: c.streams[sid].done, 15)
+    s = c.streams[sid]
+    expect(s.status == 200 and s.ended and bytes(s.body) == body, "echo: %s" % s.describe())
+    # and without content-length: the body's end is END_STREAM
+    sid = c.request("POST", "/echo", body=body[:100000])
+    c.pump(lambda: c.streams[sid].done, 15)
+    s = c.streams[sid]
+    expect(s.status == 200 and bytes(s.body) == body[:100000], "echo without "
+           "content-length: %s" % s.describe())
+    c.close()
+
+
+@check()
+def server_honours_client_window(srv):
+    c = srv.connect()
+    c.start({w.S_INITIAL_WINDOW_SIZE: 1000})
+    c.auto_window = False
+    n = 100000
+    sid = c.request("GET", "/big?n=%d" % n)
+    c.pump(lambda: len(c.streams[sid].body) >= 1000, 3)
+    c.pump(timeout=0.3)  # what more it sends now is past our window
+    s = c.streams[sid]
+    expect(s.status == 200 and len(s.body) == 1000 and not s.done,
+           "with a 1000-byte window the server sent %d bytes (%s)" % (len(s.body),
+                                                                      s.describe()))
+    c.send(w.window_update(0, n) + w.window_update(sid, n))
+    c.pump(lambda: s.done, 5)
+    expect(s.ended and bytes(s.body) == w.pattern(n), "after WINDOW_UPDATE: %s" % s.describe())
+    c.close()
+
+
+@check()
+def backpressure(srv):
+    """A handler reading 4 KiB every 40 ms: the window must follow its reads."""
+    c = srv.connect()
+    st = c.start()
+    window = st.get(w.S_INITIAL_WINDOW_SIZE, w.DEFAULT_WINDOW)
+    size, sleep = window + 128 * 1024, 0.04
+    sid = c.request("POST", "/count?sleep_ms=%d" % int(sleep * 1000), end_stream=False,
+                    extra=[("content-length", str(size))])
+    t0 = time.monotonic()
+    samples, stalls = [], []
+
+    def progress(sent, stalled):
+        t = time.monotonic() - t0
+        if stalled:
+            if not stalls or stalls[-1][1] != sent:
+                stalls.append((t, sent))
+        else:
+            samples.append((t, sent))
+    c.send_body(sid, os.urandom(size), on_progress=progress)
+    c.pump(lambda: c.streams[sid].done, 20)
+    s = c.streams[sid]
+    expect(s.status == 200 and bytes(s.body) == b"%d\n" % size, "count: %s %r"
+           % (s.describe(), bytes(s.body[:40])))
+    expect(stalls and stalls[0][1] >= window - 16384,
+           "the client never waited for the window (stalls %s)" % stalls[:3])
+    expect(s.window_updates > 0, "no WINDOW_UPDATE for the stream")
+    for t, sent in samples:
+        # the handler has read at most t / sleep pieces; a frame of slack for granularity
+        bound = window + (int(t / sleep) + 2) * 4096 + 32768
+        expect(t > 0.5 or sent <= bound, "%d bytes sent %.2f s in, but the handler read at "
+               "most %d: the server grants window for what it did not read"
+               % (sent, t, (int(t / sleep) + 1) * 4096))
+    c.close()
+
+
+@check()
+def concurrent_100(srv):
+    c = srv.connect()
+    st = c.start()
+    n = min(100, st.get(w.S_MAX_CONCURRENT_STREAMS, 100))
+    sids = [c.request("GET", "/stream?n=20&ms=5") for _ in range(n)]
+    c.pump(lambda: all(c.streams[i].done for i in sids), 15)
+    want = b"".join(b"piece %05d\n" % i for i in range(20))
+    bad = [c.streams[i].describe() for i in sids
+           if c.streams[i].status != 200 or bytes(c.streams[i].body) != want]
+    expect(not bad, "%d of %d streams wrong: %s" % (len(bad), n, bad[:3]))
+    c.close()
+
+
+@check()
+def refused_past_max_concurrent(srv):
+    c = srv.connect()
+    st = c.start()
+    limit = st.get(w.S_MAX_CONCURRENT_STREAMS)
+    expect(limit is not None and limit <= 1000, "SETTINGS_MAX_CONCURRENT_STREAMS %s" % limit)
+    open_ = [c.request("POST", "/echo", end_stream=False) for _ in range(limit)]
+    extra = c.request("GET", "/json")
+    try:
+        c.pump(lambda: c.streams[extra].done, 3)
+    except w.Closed:
+        pass
+    s = c.streams[extra]
+    # nghttp2 itself ends the connection (GOAWAY PROTOCOL_ERROR, "max concurrent streams
+    # exceeded") once the client acknowledged the limit: http2.h promises REFUSED_STREAM.
+    expect(s.reset == w.REFUSED_STREAM, "stream %d of %d: want RST_STREAM REFUSED_STREAM, got "
+           "%s%s" % (limit + 1, limit, s.describe(), "".join(
+               "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways)))
+    for sid in open_:  # the open ones end with an empty body: all answered
+        c.send(w.frame(w.DATA, w.END_STREAM, sid))
+    c.pump(lambda: all(c.streams[i].done for i in open_), 10)
+    bad = [c.streams[i].describe() for i in open_ if c.streams[i].status != 200]
+    expect(not bad, "%d held streams not answered: %s" % (len(bad), bad[:3]))
+    still_serves(c, "a refused stream")
+    c.close()
+
+
+# --- malformed requests (RFC 9113 8.1.1, 8.2, 8.3) ----------------------------------------
+@check()
+def uppercase_field_name(srv):
+    reset_check(srv, [("X-Upper", "1")], "an uppercase field name")
+
+
+@check()
+def pseudo_after_regular(srv):
+    reset_check(srv, lambda c: [(":method", "GET"), (":scheme", c.scheme), (":path", "/json"),
+                                ("accept", "*/*"), (":authority", "localhost")],
+                "a pseudo-header after a regular field")
+
+
+@check()
+def connection_keep_alive(srv):
+    reset_check(srv, [("connection", "keep-alive")], "connection: keep-alive")
+
+
+@check()
+def te_gzip(srv):
+    reset_check(srv, [("te", "gzip")], "te: gzip")
+
+
+@check()
+def te_trailers_ok(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/json", extra=[("te", "trailers")])
+    expect(s.status == 200 and bytes(s.body) == JSON, "te: trailers: %s" % s.describe())
+    c.close()
+
+
+@check()
+def content_length_short(srv):
+    reset_check(srv, [("content-length", "10")], "content-length 10 with 5 bytes",
+                method="POST", path="/echo", body=b"hello")
+
+
+@check()
+def content_length_long(srv):
+    reset_check(srv, [("content-length", "10")], "content-length 10 with 15 bytes",
+                method="POST", path="/echo", body=b"hello, world!!!")
+
+
+@check()
+def missing_authority(srv):
+    c = srv.connect()
+    c.start()
+    sid = c.new_sid()
+    c.headers(sid, w.block([(":method", "GET"), (":scheme", c.scheme), (":path", "/json")]))
+    c.pump(lambda: c.streams[sid].done, 3)
+    s = c.streams[sid]
+    expect(s.status == 400 or s.reset is not None,
+           "no :authority nor host: want 400 or a reset, got %s" % s.describe())
+    still_serves(c, "a request without authority")
+    c.close()
+
+
+# --- attacks -----------------------------------------------------------------------------
+@check()
+def hpack_bomb(srv):
+    """A 4 KiB field put in the dynamic table, then referenced 16,000 times: 64 MB decoded."""
+    c = srv.connect()
+    c.start()
+    peak = srv.reset_peak()
+    before = srv.status_kb("VmHWM" if peak else "VmRSS")
+    fields = w.block(c.request_fields("GET", "/json"))
+    entry = w.literal("x-bomb", "a" * 4000, indexing=True)  # 4038 bytes in the table
+    refs = bytes([0x80 | 62]) * 16000  # indexed field 62: the newest dynamic entry
+    sid = c.new_sid()
+    try:
+        c.headers(sid, fields + entry + refs)
+        c.pump(lambda: c.streams[sid].done or c.goaways, 5)
+    except w.Closed:
+        pass
+    s = c.streams[sid]
+    after = srv.status_kb("VmHWM" if peak else "VmRSS")
+    expect(s.status in (400, 431) or s.reset is not None or c.goaways or c.closed,
+           "the bomb was answered: %s" % s.describe())
+    expect(s.status != 200, "the bomb was served 200")
+    grew = (after - before) if before is not None and after is not None else 0
+    expect(grew < 32 * 1024, "the server's %s grew %d KiB" % ("peak RSS" if peak else "RSS",
+                                                               grew))
+    c.close()
+    c = srv.connect()
+    c.start()
+    still_serves(c, "an HPACK bomb")
+    c.close()
+
+
+def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
+    """Send @frames() batches until the server closes: (closed, bytes the server read, how).
+    @pace: each batch waits (0.5 s at most) until the server's program read the one before,
+    so that what the kernel buffers (megabytes on loopback) does not count as read. A server
+    that stops reading is given the rest of @seconds to close."""
+    sent, deadline = 0, time.monotonic() + seconds
+    c.sock.settimeout(0.5)
+    stalled = False
+    while sent < limit_bytes and time.monotonic() < deadline and not stalled:
+        batch = frames(per_batch)
+        try:
+            c.sock.sendall(batch)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            return True, sent, "send: %s" % e
+        except OSError:  # a send timeout: the server reads no more; does it close?
+            break
+        sent += len(batch)
+        until = time.monotonic() + 0.5
+        while True:
+            if c.peer_gone():
+                return True, sent - (c.backlog() or 0), "closed"
+            if read:
+                try:
+                    while c.recv_frame(0) is not None:
+                        pass
+                except w.Closed as e:
+                    return True, sent - (c.backlog() or 0), str(e)
+            if not pace or not c.backlog() or time.monotonic() > until:
+                stalled = pace and bool(c.backlog())
+                break
+            time.sleep(0.001)
+    while time.monotonic() < deadline:
+        if c.peer_gone():
+            return True, sent - (c.backlog() or 0), "closed (after it stopped reading)"
+        time.sleep(0.05)
+    return False, sent - (c.backlog() or 0), "open%s" % (" (it stopped reading)" if stalled
+                                                        else "")
+
+
+def continuation_flood_of(srv, continuation, per_batch, what):
+    """HEADERS without END_HEADERS, then CONTINUATIONs (continuation(sid) each) that never end
+    the block: the server must close before 1 MiB."""
+    c = srv.connect()
+    c.start()
+    sid = c.new_sid()
+    c.send(w.frame(w.HEADERS, w.END_STREAM, sid, w.block(c.request_fields("GET", "/json"))))
+    closed, sent, how = flood(c, lambda n: b"".join(continuation(sid) for _ in range(n)),
+                              per_batch, 1 << 20, 5, read=True, pace=True)
+    expect(closed and sent < 1 << 20, "%d bytes of %s taken (1 MiB allowed), connection %s"
+           % (sent, what, how))
+    c.close()
+
+
+@check()
+def continuation_flood(srv):
+    seq = iter(range(1 << 30))
+    continuation_flood_of(srv, lambda sid: w.frame(w.CONTINUATION, 0, sid, w.literal(
+        "x-c%d" % next(seq), "a" * 1000)), 16, "CONTINUATION of 1 KiB fields")
+
+
+@check()
+def continuation_flood_empty(srv):
+    continuation_flood_of(srv, lambda sid: w.frame(w.CONTINUATION, 0, sid), 1000,
+                          "empty CONTINUATION")
+
+
+@check()
+def rapid_reset(srv):
+    c = srv.connect()
+    c.start()
+    head = w.block(c.request_fields("GET", "/json"))
+    state = {"sid": 1, "pairs": 0}
+
+    def frames(n):
+        out = []
+        for _ in range(n):
+            sid = state["sid"]
+            state["sid"] += 2
+            out.append(w.frame(w.HEADERS, w.END_STREAM | w.END_HEADERS, sid, head) +
+                       w.rst_stream(sid, w.CANCEL))
+        state["pairs"] += n
+        return b"".join(out)
+    c.auto_window = False  # reading, but sending nothing back but what the flood sends
+    pair = len(w.frame(w.HEADERS, 0, 1, head) + w.rst_stream(1, w.CANCEL))
+    closed, sent, how = flood(c, frames, 100, 20000 * pair, 10, read=True)
+    if not closed or not c.goaways:
+        try:
+            c.drain(2)
+        except OSError:
+            pass
+    codes = [w.error_name(g[1]) for g in c.goaways]
+    expect(c.goaways and c.goaways[-1][1] != 0,
+           "after %d HEADERS+RST_STREAM pairs: GOAWAY %s, connection %s"
+           % (state["pairs"], codes or "none", how))
+    expect(state["pairs"] < 20000 or closed, "20,000 pairs went through, connection %s" % how)
+    c.close()
+
+
+def ack_flood(srv, frame_bytes, what):
+    c = srv.connect(rcvbuf=4096)
+    c.start()
+    c.auto_ping = False
+    closed, sent, how = flood(c, lambda n: frame_bytes * n, 1000, 64 << 20, 5)
+    expect(closed, "after %d %s frames whose ACKs were not read the connection is %s"
+           % (sent // len(frame_bytes), what, how))
+    c.close()
+
+
+@check()
+def ping_flood(srv):
+    ack_flood(srv, w.ping(), "PING")
+
+
+@check()
+def settings_flood(srv):
+    ack_flood(srv, w.settings_frame(), "SETTINGS")
+
+
+# --- the second server: --idle-ms 500 ----------------------------------------------------
+@check("stop")
+def idle_timeout(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/json")
+    expect(s.status == 200, s.describe())
+    t0 = time.monotonic()
+    closed = c.drain(5)
+    took = time.monotonic() - t0
+    expect(closed and 0.3 <= took <= 3, "idle 500 ms: %s after %.2f s" % (
+        "closed" if closed else "still open", took))
+    c.close()
+
+
+@check("stop")
+def graceful_shutdown(srv):
+    c = srv.connect()
+    c.start()
+    sid = c.request("GET", "/stream?n=10&ms=150")
+    c.pump(lambda: len(c.streams[sid].body) > 0, 3)
+    expect(c.streams[sid].body, "no first piece: %s" % c.streams[sid].describe())
+    srv.signal(signal.SIGTERM)
+    c.pump(lambda: c.streams[sid].done, 8)
+    s = c.streams[sid]
+    want = b"".join(b"piece %05d\n" % i for i in range(10))
+    expect(c.goaways, "no GOAWAY after SIGTERM")
+    last, code, _ = c.goaways[-1]
+    expect(code == 0 and last >= sid, "GOAWAY %s last stream %d (ours %d)"
+           % (w.error_name(code), last, sid))
+    expect(s.status == 200 and s.ended and bytes(s.body) == want,
+           "the open stream did not complete: %s" % s.describe())
+    expect(c.drain(5), "the connection stays open after the shutdown")
+    code = srv.stop()
+    expect(code == 0, "h2_server exit status %s after SIGTERM" % code)
+
+
+def server_counters(srv, failures):
+    """The main server's exit: 0, with every HTTP/2 session freed."""
+    code = srv.stop()
+    k = srv.counters
+    why = None
+    if code != 0:
+        why = "exit status %s after SIGTERM" % code
+    elif "h2.session_bytes" not in k:
+        why = "no counters printed"
+    elif k["h2.session_bytes"] != 0:
+        why = "nghttp2 still holds %d bytes with every connection closed" % k["h2.session_bytes"]
+    elif not k["h2.connections"] or not k["h2.streams"]:
+        why = "counters say no HTTP/2: %s" % k
+    elif not k["h2.refused_streams"] or not k["h2.resets_received"]:
+        why = "refused or reset streams not counted: %s" % k
+    report("server_exit", why, failures)
+
+
+def report(name, why, failures):
+    if why is None:
+        print("pass %s" % name, flush=True)
+    else:
+        print("FAIL %s: %s" % (name, why), flush=True)
+        failures.append(name)
+
+
+def run(name, fn, srv, failures):
+    try:
+        fn(srv)
+        why = None
+    except w.Failed as e:
+        why = str(e)
+    except w.Closed as e:
+        why = "the server closed the connection: %s" % e
+    except Exception as e:  # a check that breaks is a failure, not a crash of the run
+        why = "%s: %s" % (type(e).__name__, e)
+    report(name, why, failures)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("server")
+    ap.add_argument("--tls", metavar="CERTDIR")
+    ap.add_argument("--backend", default="openssl")
+    ap.add_argument("-k", dest="only", default="")
+    a = ap.parse_args()
+    failures = []
+    chosen = [c for c in CHECKS if a.only in c[0]]
+    for kind, args in (("main", ["--write-ms", "2000"]), ("stop", ["--idle-ms", "500"])):
+        todo = [c for c in chosen if c[2] == kind]
+        if not todo:
+            continue
+        try:
+            srv = w.Server(a.server, a.tls, a.backend, args)
+        except RuntimeError as e:
+            if "exit 77" in str(e):
+                print("skip: %s" % e)
+                return 77
+            report("start_" + kind, str(e), failures)
+            continue
+        for name, fn, _ in todo:
+            run(name, fn, srv, failures)
+            if not srv.alive() and kind == "main":
+                report("server_alive", "h2_server died (exit %s) in %s"
+                       % (srv.proc.returncode, name), failures)
+                break
+        if kind == "main" and not a.only:
+            server_counters(srv, failures)
+        elif srv.alive():
+            srv.stop()
+    print("%d failed" % len(failures) if failures else "all passed", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
