@@ -52,10 +52,15 @@ def reset_check(srv, extra, what, method="GET", path="/json", body=None):
     c.headers(sid, w.block(fields), end_stream=body is None)
     if body is not None:
         c.send_body(sid, body)
-    c.pump(lambda: c.streams[sid].reset is not None or c.closed, 3)
+    try:
+        c.pump(lambda: c.streams[sid].reset is not None, 3)
+    except w.Closed:  # a connection error where a stream error is due: said below
+        pass
     s = c.streams[sid]
     expect(s.reset == w.PROTOCOL_ERROR and (s.status is None or 400 <= s.status < 500),
-           "%s: want RST_STREAM PROTOCOL_ERROR, got %s" % (what, s.describe()))
+           "%s: want RST_STREAM PROTOCOL_ERROR, got %s%s" % (what, s.describe(), "".join(
+               "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways) +
+               ("; connection closed" if c.closed else "")))
     still_serves(c, what)
     c.close()
 
@@ -105,7 +110,7 @@ def status_204_no_body(srv):
     c.start()
     s = c.get("/status/204")
     expect(s.status == 204 and s.ended and not s.body, s.describe())
-    expect(s.header("content-length") in (None, "0"), "204 with content-length %r"
+    expect(s.header("content-length") is None, "204 with content-length %r (RFC 9110 8.6)"
            % s.header("content-length"))
     c.close()
 
@@ -335,6 +340,16 @@ def hpack_bomb(srv):
     c.close()
 
 
+def read_all(c):
+    """Handle the frames there are now (a close's GOAWAY stays readable before the reset)."""
+    try:
+        while c.recv_frame(0) is not None:
+            pass
+    except w.Closed as e:
+        return str(e)
+    return None
+
+
 def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
     """Send @frames() batches until the server closes: (closed, bytes the server read, how).
     @pace: each batch waits (0.5 s at most) until the server's program read the one before,
@@ -347,26 +362,27 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
         batch = frames(per_batch)
         try:
             c.sock.sendall(batch)
-        except (BrokenPipeError, ConnectionResetError) as e:
-            return True, sent, "send: %s" % e
+        except w.GONE as e:
+            if read:
+                read_all(c)
+            return True, sent - (c.backlog() or 0), "send: %s" % e
         except OSError:  # a send timeout: the server reads no more; does it close?
             break
         sent += len(batch)
         until = time.monotonic() + 0.5
         while True:
+            gone = read_all(c) if read else None
+            if gone:
+                return True, sent - (c.backlog() or 0), gone
             if c.peer_gone():
                 return True, sent - (c.backlog() or 0), "closed"
-            if read:
-                try:
-                    while c.recv_frame(0) is not None:
-                        pass
-                except w.Closed as e:
-                    return True, sent - (c.backlog() or 0), str(e)
             if not pace or not c.backlog() or time.monotonic() > until:
                 stalled = pace and bool(c.backlog())
                 break
             time.sleep(0.001)
     while time.monotonic() < deadline:
+        if read:
+            read_all(c)
         if c.peer_gone():
             return True, sent - (c.backlog() or 0), "closed (after it stopped reading)"
         time.sleep(0.05)
@@ -420,16 +436,15 @@ def rapid_reset(srv):
     c.auto_window = False  # reading, but sending nothing back but what the flood sends
     pair = len(w.frame(w.HEADERS, 0, 1, head) + w.rst_stream(1, w.CANCEL))
     closed, sent, how = flood(c, frames, 100, 20000 * pair, 10, read=True)
-    if not closed or not c.goaways:
+    if not closed:
         try:
-            c.drain(2)
+            closed = c.drain(3)
         except OSError:
-            pass
+            closed = True
     codes = [w.error_name(g[1]) for g in c.goaways]
-    expect(c.goaways and c.goaways[-1][1] != 0,
+    expect(c.goaways and c.goaways[-1][1] != 0 and closed,
            "after %d HEADERS+RST_STREAM pairs: GOAWAY %s, connection %s"
-           % (state["pairs"], codes or "none", how))
-    expect(state["pairs"] < 20000 or closed, "20,000 pairs went through, connection %s" % how)
+           % (state["pairs"], codes or "none", "closed" if closed else how))
     c.close()
 
 

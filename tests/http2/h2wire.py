@@ -35,6 +35,10 @@ S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 3, 4, 5
 DEFAULT_WINDOW = 65535
 
 
+# What a send raises once the server closed or reset the connection (TLS: its alert).
+GONE = (BrokenPipeError, ConnectionResetError, ssl.SSLError)
+
+
 def error_name(code):
     return ERRORS[code] if 0 <= code < len(ERRORS) else "0x%x" % code
 
@@ -182,7 +186,7 @@ class Conn:
     def send(self, data):
         try:
             self.sock.sendall(data)
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError) as e:
+        except GONE as e:
             self.closed = True
             raise Closed("send: %s" % e) from e
 

@@ -84,7 +84,8 @@ fetch() {
 	name=$1
 	want=$2
 	shift 2
-	# a second -w (the caller's) replaces the first; the output is the last word's three
+	rm -f "$tmp/body"
+	# the caller may give a -w of its own: curl keeps the last
 	got=$(timeout 30 curl -s -o "$tmp/body" -w '%{http_code} %{http_version} %{size_download}' "$@")
 	got=$(echo "$got" | sed 's/^ //')
 	if [ "$got" = "$want" ]; then
