@@ -250,6 +250,68 @@ def refused_past_max_concurrent(srv):
     c.close()
 
 
+@check()
+def request_trailers(srv):
+    """Fields after the body (a trailer section, RFC 9113 8.1): the request is served."""
+    c = srv.connect()
+    c.start()
+    sid = c.request("POST", "/echo", end_stream=False)
+    c.send_body(sid, b"hello", end=False)
+    c.headers(sid, w.block([("x-checksum", "5")]), end_stream=True)
+    c.pump(lambda: c.streams[sid].done, 5)
+    s = c.streams[sid]
+    expect(s.status == 200 and bytes(s.body) == b"hello", "trailers: %s" % s.describe())
+    c.close()
+
+
+@check()
+def unknown_frames_ignored(srv):
+    """Frames of unknown types and PRIORITY are ignored (RFC 9113 5.5, 5.3.2)."""
+    c = srv.connect()
+    c.start()
+    c.send(w.frame(0x77, 0xFF, 0, b"extension") + w.frame(0x77, 0, 1, b"x") +
+           w.frame(w.PRIORITY, 0, 1, bytes([0, 0, 0, 0, 15])))
+    still_serves(c, "frames of an unknown type")
+    c.close()
+
+
+def connection_error(srv, data, code, what):
+    """@data after the preface is a connection error: GOAWAY @code, then the close."""
+    c = srv.connect()
+    c.start()
+    c.send(data)
+    closed = c.drain(3)
+    got = ["%s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways]
+    expect(c.goaways and c.goaways[-1][1] == code and closed, "%s: want GOAWAY %s and the "
+           "close, got GOAWAY %s, connection %s" % (what, w.error_name(code), got or "none",
+                                                   "closed" if closed else "open"))
+    c.close()
+
+
+@check()
+def data_on_stream_0(srv):
+    connection_error(srv, w.frame(w.DATA, 0, 0, b"x"), w.PROTOCOL_ERROR, "DATA on stream 0")
+
+
+@check()
+def even_stream_id(srv):
+    connection_error(srv, w.frame(w.HEADERS, w.END_STREAM | w.END_HEADERS, 2, w.block(
+        [(":method", "GET"), (":scheme", "http"), (":path", "/json"),
+         (":authority", "localhost")])), w.PROTOCOL_ERROR, "a client stream with an even id")
+
+
+@check()
+def window_overflow(srv):
+    connection_error(srv, w.window_update(0, 0x7FFFFFFF), w.FLOW_CONTROL_ERROR,
+                     "a connection window past 2^31 - 1")
+
+
+@check()
+def frame_too_large(srv):
+    connection_error(srv, w.frame(w.DATA, 0, 1, b"x" * 16385), w.FRAME_SIZE_ERROR,
+                     "a frame past SETTINGS_MAX_FRAME_SIZE")
+
+
 # --- malformed requests (RFC 9113 8.1.1, 8.2, 8.3) ----------------------------------------
 @check()
 def uppercase_field_name(srv):
@@ -340,56 +402,6 @@ def hpack_bomb(srv):
     c.close()
 
 
-def read_all(c):
-    """Handle the frames there are now (a close's GOAWAY stays readable before the reset)."""
-    try:
-        while c.recv_frame(0) is not None:
-            pass
-    except w.Closed as e:
-        return str(e)
-    return None
-
-
-def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
-    """Send @frames() batches until the server closes: (closed, bytes the server read, how).
-    @pace: each batch waits (0.5 s at most) until the server's program read the one before,
-    so that what the kernel buffers (megabytes on loopback) does not count as read. A server
-    that stops reading is given the rest of @seconds to close."""
-    sent, deadline = 0, time.monotonic() + seconds
-    c.sock.settimeout(0.5)
-    stalled = False
-    while sent < limit_bytes and time.monotonic() < deadline and not stalled:
-        batch = frames(per_batch)
-        try:
-            c.sock.sendall(batch)
-        except w.GONE as e:
-            if read:
-                read_all(c)
-            return True, sent - (c.backlog() or 0), "send: %s" % e
-        except OSError:  # a send timeout: the server reads no more; does it close?
-            break
-        sent += len(batch)
-        until = time.monotonic() + 0.5
-        while True:
-            gone = read_all(c) if read else None
-            if gone:
-                return True, sent - (c.backlog() or 0), gone
-            if c.peer_gone():
-                return True, sent - (c.backlog() or 0), "closed"
-            if not pace or not c.backlog() or time.monotonic() > until:
-                stalled = pace and bool(c.backlog())
-                break
-            time.sleep(0.001)
-    while time.monotonic() < deadline:
-        if read:
-            read_all(c)
-        if c.peer_gone():
-            return True, sent - (c.backlog() or 0), "closed (after it stopped reading)"
-        time.sleep(0.05)
-    return False, sent - (c.backlog() or 0), "open%s" % (" (it stopped reading)" if stalled
-                                                        else "")
-
-
 def continuation_flood_of(srv, continuation, per_batch, what):
     """HEADERS without END_HEADERS, then CONTINUATIONs (continuation(sid) each) that never end
     the block: the server must close before 1 MiB."""
@@ -397,7 +409,7 @@ def continuation_flood_of(srv, continuation, per_batch, what):
     c.start()
     sid = c.new_sid()
     c.send(w.frame(w.HEADERS, w.END_STREAM, sid, w.block(c.request_fields("GET", "/json"))))
-    closed, sent, how = flood(c, lambda n: b"".join(continuation(sid) for _ in range(n)),
+    closed, sent, how = w.flood(c, lambda n: b"".join(continuation(sid) for _ in range(n)),
                               per_batch, 1 << 20, 5, read=True, pace=True)
     expect(closed and sent < 1 << 20, "%d bytes of %s taken (1 MiB allowed), connection %s"
            % (sent, what, how))
@@ -435,7 +447,7 @@ def rapid_reset(srv):
         return b"".join(out)
     c.auto_window = False  # reading, but sending nothing back but what the flood sends
     pair = len(w.frame(w.HEADERS, 0, 1, head) + w.rst_stream(1, w.CANCEL))
-    closed, sent, how = flood(c, frames, 100, 20000 * pair, 10, read=True)
+    closed, sent, how = w.flood(c, frames, 100, 20000 * pair, 10, read=True)
     if not closed:
         try:
             closed = c.drain(3)
@@ -452,7 +464,7 @@ def ack_flood(srv, frame_bytes, what):
     c = srv.connect(rcvbuf=4096)
     c.start()
     c.auto_ping = False
-    closed, sent, how = flood(c, lambda n: frame_bytes * n, 1000, 64 << 20, 5)
+    closed, sent, how = w.flood(c, lambda n: frame_bytes * n, 1000, 64 << 20, 5)
     expect(closed, "after %d %s frames whose ACKs were not read the connection is %s"
            % (sent // len(frame_bytes), what, how))
     c.close()
@@ -481,6 +493,25 @@ def idle_timeout(srv):
     expect(closed and 0.3 <= took <= 3, "idle 500 ms: %s after %.2f s" % (
         "closed" if closed else "still open", took))
     c.close()
+
+
+@check("stop")
+def body_limit_413(srv):
+    """Past --body-limit 100000: 413, with a content-length (refused before the body) and
+    without one (once the limit is crossed). Only the stream ends: the other streams of the
+    connection are no business of that body."""
+    for extra in ([("content-length", "200000")], []):
+        how = "content-length" if extra else "no content-length"
+        c = srv.connect()
+        c.start()
+        sid = c.request("POST", "/echo", end_stream=False, extra=extra)
+        c.send_body(sid, os.urandom(200000))
+        c.pump(lambda: c.streams[sid].done, 5)
+        s = c.streams[sid]
+        expect(s.status == 413, "200,000 bytes past a limit of 100,000 (%s): %s"
+               % (how, s.describe()))
+        still_serves(c, "a 413 (%s)" % how)
+        c.close()
 
 
 @check("stop")
@@ -553,7 +584,8 @@ def main():
     a = ap.parse_args()
     failures = []
     chosen = [c for c in CHECKS if a.only in c[0]]
-    for kind, args in (("main", ["--write-ms", "2000"]), ("stop", ["--idle-ms", "500"])):
+    for kind, args in (("main", ["--write-ms", "2000"]),
+                       ("stop", ["--idle-ms", "500", "--body-limit", "100000"])):
         todo = [c for c in chosen if c[2] == kind]
         if not todo:
             continue

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""h2wire - the raw HTTP/2 client and the server process of tests/http2/h2_frames.py.
+"""h2wire - the raw HTTP/2 client, the flood sender and the server process of
+tests/http2/h2_frames.py.
 
 Frames are built by hand (frame()) so that a test can send what no library would: an
 uppercase field name, a pseudo-header after a regular field, a header block that never
@@ -30,7 +31,8 @@ ERRORS = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
           "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL",
           "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY",
           "HTTP_1_1_REQUIRED"]
-PROTOCOL_ERROR, REFUSED_STREAM, CANCEL, ENHANCE_YOUR_CALM = 1, 7, 8, 11
+PROTOCOL_ERROR, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR = 1, 3, 6
+REFUSED_STREAM, CANCEL, ENHANCE_YOUR_CALM = 7, 8, 11
 S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 3, 4, 5
 DEFAULT_WINDOW = 65535
 
@@ -371,18 +373,21 @@ class Conn:
         return sid
 
     def send_body(self, sid, data, end=True, on_progress=None):
-        """@data in DATA frames within the server's windows, waiting for WINDOW_UPDATEs."""
+        """@data in DATA frames within the server's windows, waiting for WINDOW_UPDATEs; the
+        count sent. Stops early when the server ended or reset the stream (it may answer
+        before the whole request came, RFC 9113 8.1): the caller judges that."""
         s, sent = self.stream(sid), 0
         size = self.settings.get(S_MAX_FRAME_SIZE, 16384)
         deadline = time.monotonic() + 30
         while sent < len(data) or (end and sent == 0 and not data):
+            if s.done:
+                break
             n = min(size, self.send_window, s.send_window, len(data) - sent)
             if n <= 0 and data:
                 if on_progress:
                     on_progress(sent, True)
                 expect(time.monotonic() < deadline, "no window for 30 s (%d of %d sent)"
                        % (sent, len(data)))
-                expect(s.reset is None, "%s while sending" % s.describe())
                 self.recv_frame(0.2)
                 continue
             last = sent + n == len(data)
@@ -406,6 +411,56 @@ class Conn:
             self.sock.close()
         except OSError:
             pass
+
+
+def read_all(c):
+    """Handle the frames there are now (a close's GOAWAY stays readable before the reset)."""
+    try:
+        while c.recv_frame(0) is not None:
+            pass
+    except Closed as e:
+        return str(e)
+    return None
+
+
+def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
+    """Send @frames() batches until the server closes: (closed, bytes the server read, how).
+    @pace: each batch waits (0.5 s at most) until the server's program read the one before,
+    so that what the kernel buffers (megabytes on loopback) does not count as read. A server
+    that stops reading is given the rest of @seconds to close."""
+    sent, deadline = 0, time.monotonic() + seconds
+    c.sock.settimeout(0.5)
+    stalled = False
+    while sent < limit_bytes and time.monotonic() < deadline and not stalled:
+        batch = frames(per_batch)
+        try:
+            c.sock.sendall(batch)
+        except GONE as e:
+            if read:
+                read_all(c)
+            return True, sent - (c.backlog() or 0), "send: %s" % e
+        except OSError:  # a send timeout: the server reads no more; does it close?
+            break
+        sent += len(batch)
+        until = time.monotonic() + 0.5
+        while True:
+            gone = read_all(c) if read else None
+            if gone:
+                return True, sent - (c.backlog() or 0), gone
+            if c.peer_gone():
+                return True, sent - (c.backlog() or 0), "closed"
+            if not pace or not c.backlog() or time.monotonic() > until:
+                stalled = pace and bool(c.backlog())
+                break
+            time.sleep(0.001)
+    while time.monotonic() < deadline:
+        if read:
+            read_all(c)
+        if c.peer_gone():
+            return True, sent - (c.backlog() or 0), "closed (after it stopped reading)"
+        time.sleep(0.05)
+    return False, sent - (c.backlog() or 0), "open%s" % (" (it stopped reading)" if stalled
+                                                        else "")
 
 
 class Server:
