@@ -7,9 +7,10 @@ Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the
 once with a short idle timeout for the idle close and the graceful shutdown (SIGTERM). Over
 a plain socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with
 ALPN h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh).
-One line per check, "pass NAME" or "FAIL NAME: why"; -k runs the checks whose name holds
-NAME. Exit 0 when all passed, 1 otherwise, 77 (skip) without python3-h2's hpack and
-hyperframe, or when the server lacks the TLS backend asked for.
+One line per check, "pass NAME", "FAIL NAME: why" or "skip NAME: why" (a TLS-only check on
+a plain connection); -k runs the checks whose name holds NAME. Exit 0 when all passed, 1
+otherwise, 77 (skip) without python3-h2's hpack and hyperframe, or when the server lacks the
+TLS backend asked for.
 """
 import argparse
 import os
@@ -73,6 +74,19 @@ def alpn_or_prior_knowledge(srv):
     expect(srv.cafile is None or c.alpn == "h2", "ALPN chose %r, not h2" % c.alpn)
     expect(w.S_MAX_CONCURRENT_STREAMS in st, "the server's SETTINGS set no concurrent "
            "stream limit: %s" % st)
+    c.close()
+
+
+@check()
+def tls_prior_knowledge_without_alpn(srv):
+    """A TLS client that offers no ALPN and starts with the preface gets HTTP/2 (protocol.h:
+    the handover on a connection without ALPN)."""
+    if srv.cafile is None:
+        raise w.Skip("plain connections have no ALPN")
+    c = srv.connect(alpn=False)
+    expect(c.alpn is None, "ALPN %r chosen though none was offered" % c.alpn)
+    c.start()
+    still_serves(c, "a handshake without ALPN")
     c.close()
 
 
@@ -566,6 +580,9 @@ def run(name, fn, srv, failures):
     try:
         fn(srv)
         why = None
+    except w.Skip as e:
+        print("skip %s: %s" % (name, e), flush=True)
+        return
     except w.Failed as e:
         why = str(e)
     except w.Closed as e:

@@ -33,7 +33,7 @@ ERRORS = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
           "HTTP_1_1_REQUIRED"]
 PROTOCOL_ERROR, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR = 1, 3, 6
 REFUSED_STREAM, CANCEL, ENHANCE_YOUR_CALM = 7, 8, 11
-S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 3, 4, 5
+S_ENABLE_PUSH, S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 2, 3, 4, 5
 DEFAULT_WINDOW = 65535
 
 
@@ -47,6 +47,10 @@ def error_name(code):
 
 class Failed(Exception):
     """A check's assertion did not hold: the message says what was seen."""
+
+
+class Skip(Exception):
+    """The check does not apply here (a TLS check on a plain connection)."""
 
 
 class Closed(Exception):
@@ -151,7 +155,7 @@ class Conn:
     """One HTTP/2 connection to the server: prior knowledge on a plain socket, or TLS with
     ALPN h2 verified against the test CA."""
 
-    def __init__(self, server, rcvbuf=None, timeout=5.0):
+    def __init__(self, server, rcvbuf=None, timeout=5.0, alpn=True):
         raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:  # before connect: the window the kernel offers follows it
             raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -162,7 +166,8 @@ class Conn:
         self.alpn = None
         if server.cafile:
             ctx = ssl.create_default_context(cafile=server.cafile)
-            ctx.set_alpn_protocols(["h2"])
+            if alpn:
+                ctx.set_alpn_protocols(["h2"])
             raw = ctx.wrap_socket(raw, server_hostname="localhost")
             self.alpn = raw.selected_alpn_protocol()
             self.scheme = "https"
@@ -229,7 +234,7 @@ class Conn:
         except (ConnectionResetError, BrokenPipeError) as e:
             self.closed = True
             raise Closed("recv: %s" % e) from e
-        except ssl.SSLWantReadError:
+        except (ssl.SSLWantReadError, socket.timeout):  # a TLS record not whole yet
             return True
         except ssl.SSLError as e:
             self.closed = True
@@ -335,8 +340,9 @@ class Conn:
 
     # --- what we send -------------------------------------------------------------------
     def start(self, settings=None):
-        """The preface and our SETTINGS; back once the server's SETTINGS came."""
-        self.send(PREFACE + settings_frame(settings))
+        """The preface and our SETTINGS (no push: a PUSH_PROMISE's header block would have
+        to be decoded too); back once the server's SETTINGS came."""
+        self.send(PREFACE + settings_frame({S_ENABLE_PUSH: 0, **(settings or {})}))
         expect(self.pump(lambda: self.settings_seen), "no SETTINGS from the server")
         return self.settings
 
