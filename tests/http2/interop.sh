@@ -134,7 +134,7 @@ tool() {
 	shift 3
 	: >"$tmp/patterns"
 	while [ "$1" != -- ]; do
-		echo "$1" >>"$tmp/patterns"
+		printf '%s\n' "$1" >>"$tmp/patterns"
 		shift
 	done
 	shift
