@@ -109,12 +109,86 @@ def get_json(srv):
 
 @check()
 def head_no_body(srv):
+    """HEAD: GET's fields, no body, whichever way the handler sends it."""
     c = srv.connect()
     c.start()
-    s = c.get("/json", method="HEAD")
-    expect(s.status == 200 and s.ended and not s.body, "HEAD /json: %s" % s.describe())
-    expect(s.header("content-length") in (None, str(len(JSON))),
-           "HEAD content-length %r" % s.header("content-length"))
+    for path, length in (("/json", len(JSON)), ("/big?n=100000", 100000),
+                         ("/file", 1048576 + 123), ("/stream?n=3", None)):
+        s = c.get(path, method="HEAD")
+        expect(s.status == 200 and s.ended and not s.body, "HEAD %s: %s" % (path, s.describe()))
+        expect(s.header("content-length") in (None, str(length)),
+               "HEAD %s content-length %r" % (path, s.header("content-length")))
+    c.close()
+
+
+@check()
+def empty_bodies(srv):
+    c = srv.connect()
+    c.start()
+    s = c.get("/big?n=0")
+    expect(s.status == 200 and s.ended and not s.body, "/big?n=0: %s" % s.describe())
+    s = c.get("/echo", method="POST")  # END_STREAM on the HEADERS: no body at all
+    expect(s.status == 200 and s.ended and not s.body, "POST without body: %s" % s.describe())
+    sid = c.request("POST", "/echo", body=b"")  # an empty DATA frame ends it
+    c.pump(lambda: c.streams[sid].done)
+    s = c.streams[sid]
+    expect(s.status == 200 and s.ended and not s.body, "POST, empty DATA: %s" % s.describe())
+    c.close()
+
+
+@check()
+def client_cancels(srv):
+    """RST_STREAM CANCEL while the handler writes a large body, writes a streamed one, reads
+    a body: the stream ends there and the connection goes on (RFC 9113 8.1)."""
+    c = srv.connect()
+    c.start()
+    # the connection's window wide open, the streams' left at 65,535: /big stalls in its
+    # handler's write, and /stream's pieces are not queued behind it
+    c.send(w.window_update(0, 1 << 24))
+    c.auto_window = False
+    big = c.request("GET", "/big?n=8000000")
+    slow = c.request("GET", "/stream?n=100&ms=20")
+    up = c.request("POST", "/count?sleep_ms=20", end_stream=False)
+    c.send_body(up, os.urandom(30000), end=False)
+    c.pump(lambda: len(c.streams[big].body) >= w.DEFAULT_WINDOW and c.streams[slow].body, 5)
+    expect(len(c.streams[big].body) == w.DEFAULT_WINDOW and c.streams[slow].body,
+           "before the cancel: %s, %s" % (c.streams[big].describe(), c.streams[slow].describe()))
+    c.send(b"".join(w.rst_stream(i, w.CANCEL) for i in (big, slow, up)))
+    c.pump(timeout=0.3)
+    for sid in (big, slow):
+        expect(not c.streams[sid].ended, "stream %d ended after its cancel: %s"
+               % (sid, c.streams[sid].describe()))
+    c.auto_window = True
+    still_serves(c, "three cancelled streams")
+    c.close()
+
+
+@check()
+def client_vanishes(srv):
+    """The client closes its socket while handlers write and read: a new connection is
+    served (and the server's exit, server_exit, finds nothing held)."""
+    c = srv.connect()
+    c.start()
+    for _ in range(5):
+        c.request("GET", "/big?n=4000000")
+        c.request("GET", "/stream?n=100&ms=10")
+        sid = c.request("POST", "/count?sleep_ms=10", end_stream=False)
+        c.send_body(sid, b"x" * 20000, end=False)
+    c.pump(timeout=0.2)
+    c.close()
+    c = srv.connect()
+    c.start()
+    still_serves(c, "a client that vanished")
+    deadline = time.monotonic() + 3
+    while True:  # the server's connections: this one alone, once the handlers saw the end
+        s = c.get("/stats")
+        k = w.parse_counters(bytes(s.body).decode())
+        if k.get("http.open") == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    expect(k.get("http.open") == 1, "3 s after its client vanished the server still holds %s "
+           "connection(s): handlers waiting for a body or a window of a connection gone?"
+           % (k.get("http.open", 0) - 1))
     c.close()
 
 
@@ -557,6 +631,9 @@ def server_counters(srv, failures):
     why = None
     if code != 0:
         why = "exit status %s after SIGTERM" % code
+    elif srv.stop_seconds > 3:
+        why = "%.1f s to stop (the grace period is 5 s): a connection outlived its client" \
+            % srv.stop_seconds
     elif "h2.session_bytes" not in k:
         why = "no counters printed"
     elif k["h2.session_bytes"] != 0:

@@ -20,6 +20,7 @@
  *   h2 connections N streams N refused_streams N resets_received N goaway_calm N
  *      protocol_errors N session_bytes N
  *   http accepted N requests N 2xx N 4xx N 5xx N refused N idle_timeouts N write_timeouts N
+ *        open N idle N
  *
  * Routes (the byte pattern of /big and /file: byte i is i % 251, so that a
  * frame lost, doubled or moved shows):
@@ -32,6 +33,8 @@
  *   GET  /file            FILE_SIZE bytes of the pattern, sent from a file (sendfile)
  *   GET  /sleep?ms=N      "slept\n" after N ms
  *   GET  /status/:code    that status (200..599), no body for 204 and 304
+ *   GET  /stats           the counters now, as printed at the exit (with the server's
+ *                         open and idle connections at the end of the second line)
  */
 #include <errno.h>
 #include <stdint.h>
@@ -261,7 +264,9 @@ static int make_file(void)
 	return fd;
 }
 
-static void print_counters(const struct opts *o)
+/* The calling worker's counters, HTTP/2's and the server's, as two lines into @buf: what
+ * /stats answers and what the exit prints. Their length. */
+static int counters(const struct giong_http_server *srv, char *buf, size_t len)
 {
 	struct giong_http2_stats h2 = {0};
 	struct giong_http_stats hs = {0};
@@ -269,34 +274,49 @@ static void print_counters(const struct opts *o)
 
 	if (r)
 		fprintf(stderr, "h2_server: giong_http2_stats: %s\n", giong_strerror(r));
-	printf("h2 connections %llu streams %llu refused_streams %llu resets_received %llu "
-	       "goaway_calm %llu protocol_errors %llu session_bytes %llu\n",
-	       (unsigned long long)h2.connections, (unsigned long long)h2.streams,
-	       (unsigned long long)h2.refused_streams, (unsigned long long)h2.resets_received,
-	       (unsigned long long)h2.goaway_calm, (unsigned long long)h2.protocol_errors,
-	       (unsigned long long)h2.session_bytes);
-	giong_http_server_stats(o->srv, (unsigned)giong_worker_index(), &hs);
-	printf("http accepted %llu requests %llu 2xx %llu 4xx %llu 5xx %llu refused %llu "
-	       "idle_timeouts %llu write_timeouts %llu\n",
-	       (unsigned long long)hs.accepted, (unsigned long long)hs.requests,
-	       (unsigned long long)hs.responses[1], (unsigned long long)hs.responses[3],
-	       (unsigned long long)hs.responses[4], (unsigned long long)hs.refused,
-	       (unsigned long long)hs.idle_timeouts, (unsigned long long)hs.write_timeouts);
-	fflush(stdout);
+	giong_http_server_stats(srv, (unsigned)giong_worker_index(), &hs);
+	return snprintf(
+		buf, len,
+		"h2 connections %llu streams %llu refused_streams %llu resets_received %llu "
+		"goaway_calm %llu protocol_errors %llu session_bytes %llu\n"
+		"http accepted %llu requests %llu 2xx %llu 4xx %llu 5xx %llu refused %llu "
+		"idle_timeouts %llu write_timeouts %llu open %u idle %u\n",
+		(unsigned long long)h2.connections, (unsigned long long)h2.streams,
+		(unsigned long long)h2.refused_streams, (unsigned long long)h2.resets_received,
+		(unsigned long long)h2.goaway_calm, (unsigned long long)h2.protocol_errors,
+		(unsigned long long)h2.session_bytes, (unsigned long long)hs.accepted,
+		(unsigned long long)hs.requests, (unsigned long long)hs.responses[1],
+		(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
+		(unsigned long long)hs.refused, (unsigned long long)hs.idle_timeouts,
+		(unsigned long long)hs.write_timeouts, hs.open, hs.idle);
+}
+
+/* The counters now: the tests see whether the connections a client left are gone. */
+static int stats(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
+{
+	const struct opts *o = ctx;
+	char buf[1024];
+	int n = counters(o->srv, buf, sizeof(buf));
+
+	(void)req;
+	giong_http_response_header(res, "Content-Type", "text/plain");
+	return giong_http_response_send(res, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
 }
 
 static void worker_main(unsigned worker, void *arg)
 {
 	struct opts *o = arg;
-	struct giong_listener *l;
+	struct giong_listener *l = NULL;
 	struct giong_addr a;
-	char addr[160];
+	char addr[160], buf[1024];
 	int r;
 
 	(void)worker;
 	snprintf(addr, sizeof(addr), strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host, o->port);
 	if ((r = giong_tcp_listen(addr, NULL, &l)) || (r = giong_listener_addr(l, &a))) {
 		fprintf(stderr, "h2_server: listen on %s: %s\n", addr, giong_strerror(r));
+		if (l)
+			giong_listener_close(l);
 		o->failed = 1;
 		giong_shutdown();
 		return;
@@ -307,8 +327,11 @@ static void worker_main(unsigned worker, void *arg)
 	if (r && r != GIONG_ESHUTDOWN)
 		fprintf(stderr, "h2_server: serve: %s\n", giong_strerror(r));
 	giong_listener_close(l);
-	/* here every connection has ended: what nghttp2 still holds is a leak */
-	print_counters(o);
+	/* every connection has ended (unless serve was cancelled at the end of the grace
+	 * period, said above): what nghttp2 still holds is a leak */
+	if (counters(o->srv, buf, sizeof(buf)) > 0)
+		fputs(buf, stdout);
+	fflush(stdout);
 }
 
 static void usage(void)
@@ -438,6 +461,7 @@ int main(int argc, char **argv)
 	    giong_http_router_add(router, "GET", "/file", file, &o) ||
 	    giong_http_router_add(router, "GET", "/sleep", sleep_then, NULL) ||
 	    giong_http_router_add(router, "GET", "/status/:code", status, NULL) ||
+	    giong_http_router_add(router, "GET", "/stats", stats, &o) ||
 	    (r = giong_http_server_new(router, &so, &o.srv)) ||
 	    (r = giong_runtime_new(&cfg, &rt))) {
 		fprintf(stderr, "h2_server: setting up: %s\n", giong_strerror(r));

@@ -187,6 +187,7 @@ class Conn:
         self.auto_ping = True
         self.counts = {}            # received frames by type
         self.next_sid = 1
+        self.max_frame = 16384      # ours (SETTINGS_MAX_FRAME_SIZE): the default
         self._block = None          # [sid, bytes, end_stream] while CONTINUATIONs are due
 
     # --- bytes ------------------------------------------------------------------------
@@ -255,6 +256,9 @@ class Conn:
             if not self._fill(deadline):
                 return None
         f, length = hf.Frame.parse_frame_header(memoryview(bytes(self.inbuf[:9])))
+        if length > self.max_frame:  # RFC 9113 4.2: never past what we allowed
+            raise Failed("a %s frame of %d bytes, past our SETTINGS_MAX_FRAME_SIZE %d"
+                         % (type(f).__name__, length, self.max_frame))
         body = bytes(self.inbuf[9:9 + length])
         del self.inbuf[:9 + length]
         f.parse_body(memoryview(body))
@@ -312,7 +316,11 @@ class Conn:
 
     @staticmethod
     def _headers(s, fields, end):
+        bad = [n for n, _ in fields if n != n.lower()]
+        expect(not bad, "uppercase field names in a response (RFC 9113 8.2.1): %s" % bad)
         status = dict(fields).get(":status")
+        expect(status is not None or s.status is not None, "a response without :status on "
+               "stream %d: %s" % (s.sid, fields))
         if status is not None and status.startswith("1"):
             return  # an interim response
         if s.status is None:
@@ -342,7 +350,9 @@ class Conn:
     def start(self, settings=None):
         """The preface and our SETTINGS (no push: a PUSH_PROMISE's header block would have
         to be decoded too); back once the server's SETTINGS came."""
-        self.send(PREFACE + settings_frame({S_ENABLE_PUSH: 0, **(settings or {})}))
+        settings = {S_ENABLE_PUSH: 0, **(settings or {})}
+        self.max_frame = settings.get(S_MAX_FRAME_SIZE, self.max_frame)
+        self.send(PREFACE + settings_frame(settings))
         expect(self.pump(lambda: self.settings_seen), "no SETTINGS from the server")
         return self.settings
 
@@ -499,6 +509,7 @@ class Server:
             self.exit_code = code
             raise RuntimeError("%s did not say its port (exit %s)" % (" ".join(cmd), code))
         self.exit_code = None
+        self.stop_seconds = None
         self.counters = {}
 
     def connect(self, **kw):
@@ -532,18 +543,28 @@ class Server:
     def stop(self, timeout=15):
         """SIGTERM, then the exit status and the counters it printed (a kill past
         @timeout: exit status None)."""
+        t0 = time.monotonic()
         if self.alive():
             self.signal()
         try:
             out, _ = self.proc.communicate(timeout=timeout)
+            self.stop_seconds = time.monotonic() - t0
             self.exit_code = self.proc.returncode
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, _ = self.proc.communicate()
             self.exit_code = None
-        for line in out.splitlines():
-            words = line.split()
-            if words and words[0] in ("h2", "http"):
-                for k, v in zip(words[1::2], words[2::2]):
-                    self.counters["%s.%s" % (words[0], k)] = int(v)
+        self.counters = parse_counters(out)
         return self.exit_code
+
+
+def parse_counters(text):
+    """h2_server's counter lines ("h2 connections 3 streams 9 ...", "http ...", at its exit
+    and from /stats) as {"h2.connections": 3, ...}."""
+    out = {}
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0] in ("h2", "http"):
+            for k, v in zip(words[1::2], words[2::2]):
+                out["%s.%s" % (words[0], k)] = int(v)
+    return out
