@@ -182,6 +182,7 @@ def client_vanishes(srv):
     deadline = time.monotonic() + 3
     while True:  # the server's connections: this one alone, once the handlers saw the end
         s = c.get("/stats")
+        expect(s.status == 200, "GET /stats: %s" % s.describe())
         k = w.parse_counters(bytes(s.body).decode())
         if k.get("http.open") == 1 or time.monotonic() > deadline:
             break
