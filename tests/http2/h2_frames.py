@@ -4,7 +4,8 @@
   /usr/bin/python3 h2_frames.py H2_SERVER [--tls CERTDIR --backend openssl|wolfssl] [-k NAME]
 
 Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the attacks,
-once with a short idle timeout for the idle close and the graceful shutdown (SIGTERM). Over
+once with settings of its own (giong_http2_new()), a body limit and a short idle timeout for
+the idle close and the graceful shutdown (SIGTERM). Over
 a plain socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with
 ALPN h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh).
 One line per check, "pass NAME", "FAIL NAME: why" or "skip NAME: why" (a TLS-only check on
@@ -585,6 +586,18 @@ def idle_timeout(srv):
 
 
 @check("stop")
+def options_advertised(srv):
+    """giong_http2_new()'s settings (h2_server --h2-streams 50 --h2-window 262144) are the
+    ones the server's SETTINGS say, and the window it holds a client to."""
+    c = srv.connect()
+    st = c.start()
+    expect(st.get(w.S_MAX_CONCURRENT_STREAMS) == 50 and
+           st.get(w.S_INITIAL_WINDOW_SIZE) == 262144, "SETTINGS %s, not 50 streams and a "
+           "window of 262144" % st)
+    c.close()
+
+
+@check("stop")
 def body_limit_413(srv):
     """Past --body-limit 100000: 413, with a content-length (refused before the body) and
     without one (once the limit is crossed). Only the stream ends: the other streams of the
@@ -680,7 +693,8 @@ def main():
     failures = []
     chosen = [c for c in CHECKS if a.only in c[0]]
     for kind, args in (("main", ["--write-ms", "2000"]),
-                       ("stop", ["--idle-ms", "500", "--body-limit", "100000"])):
+                       ("stop", ["--idle-ms", "500", "--body-limit", "100000",
+                                 "--h2-streams", "50", "--h2-window", "262144"])):
         todo = [c for c in chosen if c[2] == kind]
         if not todo:
             continue

@@ -447,6 +447,9 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
     sent, deadline = 0, time.monotonic() + seconds
     c.sock.settimeout(0.5)
     stalled = False
+
+    def taken():  # what the server read of it (a batch cut short by a close may be in part)
+        return max(0, sent - (c.backlog() or 0))
     while sent < limit_bytes and time.monotonic() < deadline and not stalled:
         batch = frames(per_batch)
         try:
@@ -454,7 +457,7 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
         except GONE as e:
             if read:
                 read_all(c)
-            return True, sent - (c.backlog() or 0), "send: %s" % e
+            return True, taken(), "send: %s" % e
         except OSError:  # a send timeout: the server reads no more; does it close?
             break
         sent += len(batch)
@@ -462,9 +465,9 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
         while True:
             gone = read_all(c) if read else None
             if gone:
-                return True, sent - (c.backlog() or 0), gone
+                return True, taken(), gone
             if c.peer_gone():
-                return True, sent - (c.backlog() or 0), "closed"
+                return True, taken(), "closed"
             if not pace or not c.backlog() or time.monotonic() > until:
                 stalled = pace and bool(c.backlog())
                 break
@@ -473,10 +476,9 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
         if read:
             read_all(c)
         if c.peer_gone():
-            return True, sent - (c.backlog() or 0), "closed (after it stopped reading)"
+            return True, taken(), "closed (after it stopped reading)"
         time.sleep(0.05)
-    return False, sent - (c.backlog() or 0), "open%s" % (" (it stopped reading)" if stalled
-                                                        else "")
+    return False, taken(), "open" + (" (it stopped reading)" if stalled else "")
 
 
 class Server:
