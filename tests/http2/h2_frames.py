@@ -3,17 +3,19 @@
 
   /usr/bin/python3 h2_frames.py H2_SERVER [--tls CERTDIR --backend openssl|wolfssl] [-k NAME]
 
-Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the attacks,
-once with settings of its own (giong_http2_new()), a body limit and a short idle timeout for
-the idle close and the graceful shutdown (SIGTERM). Over
-a plain socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with
-ALPN h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh).
+Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the attacks
+(h2_attacks.py, run last), once with settings of its own (giong_http2_new()), a body limit
+and a short idle timeout for the idle close and the graceful shutdown (SIGTERM). Over a plain
+socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with ALPN
+h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh). The
+client is h2wire.py.
 One line per check, "pass NAME", "FAIL NAME: why" or "skip NAME: why" (a TLS-only check on
 a plain connection); -k runs the checks whose name holds NAME. Exit 0 when all passed, 1
 otherwise, 77 (skip) without python3-h2's hpack and hyperframe, or when the server lacks the
 TLS backend asked for.
 """
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -23,26 +25,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import h2wire as w
     from h2wire import expect
+    importlib.import_module("h2_attacks")  # its checks: the attacks
 except ImportError as e:  # hpack, hyperframe: Debian's python3-h2
     print("skip: %s (apt-get install python3-h2, and run /usr/bin/python3)" % e)
     sys.exit(77)
 
-JSON = b'{"message":"Hello, World!"}'
-CHECKS = []  # (name, function, which server: "main" or "stop")
-
-
-def check(server="main"):
-    def add(fn):
-        CHECKS.append((fn.__name__, fn, server))
-        return fn
-    return add
-
-
-def still_serves(c, what):
-    """The connection goes on after a stream error: a GET on it is answered."""
-    s = c.get("/json")
-    expect(s.status == 200 and bytes(s.body) == JSON,
-           "after %s the connection does not answer: %s" % (what, s.describe()))
+JSON, check, still_serves = w.JSON, w.check, w.still_serves
 
 
 def reset_check(srv, extra, what, method="GET", path="/json", body=None):
@@ -460,116 +448,6 @@ def missing_authority(srv):
     c.close()
 
 
-# --- attacks -----------------------------------------------------------------------------
-@check()
-def hpack_bomb(srv):
-    """A 4 KiB field put in the dynamic table, then referenced 16,000 times: 64 MB decoded."""
-    c = srv.connect()
-    c.start()
-    peak = srv.reset_peak()
-    before = srv.status_kb("VmHWM" if peak else "VmRSS")
-    fields = w.block(c.request_fields("GET", "/json"))
-    entry = w.literal("x-bomb", "a" * 4000, indexing=True)  # 4038 bytes in the table
-    refs = bytes([0x80 | 62]) * 16000  # indexed field 62: the newest dynamic entry
-    sid = c.new_sid()
-    try:
-        c.headers(sid, fields + entry + refs)
-        c.pump(lambda: c.streams[sid].done or c.goaways, 5)
-    except w.Closed:
-        pass
-    s = c.streams[sid]
-    after = srv.status_kb("VmHWM" if peak else "VmRSS")
-    expect(s.status in (400, 431) or s.reset is not None or c.goaways or c.closed,
-           "the bomb was answered: %s" % s.describe())
-    expect(s.status != 200, "the bomb was served 200")
-    grew = (after - before) if before is not None and after is not None else 0
-    expect(grew < 32 * 1024, "the server's %s grew %d KiB" % ("peak RSS" if peak else "RSS",
-                                                               grew))
-    c.close()
-    c = srv.connect()
-    c.start()
-    still_serves(c, "an HPACK bomb")
-    c.close()
-
-
-def continuation_flood_of(srv, continuation, per_batch, what):
-    """HEADERS without END_HEADERS, then CONTINUATIONs (continuation(sid) each) that never end
-    the block: the server must close before 1 MiB."""
-    c = srv.connect()
-    c.start()
-    sid = c.new_sid()
-    c.send(w.frame(w.HEADERS, w.END_STREAM, sid, w.block(c.request_fields("GET", "/json"))))
-    closed, sent, how = w.flood(c, lambda n: b"".join(continuation(sid) for _ in range(n)),
-                              per_batch, 1 << 20, 5, read=True, pace=True)
-    expect(closed and sent < 1 << 20, "%d bytes of %s taken (1 MiB allowed), connection %s"
-           % (sent, what, how))
-    c.close()
-
-
-@check()
-def continuation_flood(srv):
-    seq = iter(range(1 << 30))
-    continuation_flood_of(srv, lambda sid: w.frame(w.CONTINUATION, 0, sid, w.literal(
-        "x-c%d" % next(seq), "a" * 1000)), 16, "CONTINUATION of 1 KiB fields")
-
-
-@check()
-def continuation_flood_empty(srv):
-    continuation_flood_of(srv, lambda sid: w.frame(w.CONTINUATION, 0, sid), 1000,
-                          "empty CONTINUATION")
-
-
-@check()
-def rapid_reset(srv):
-    c = srv.connect()
-    c.start()
-    head = w.block(c.request_fields("GET", "/json"))
-    state = {"sid": 1, "pairs": 0}
-
-    def frames(n):
-        out = []
-        for _ in range(n):
-            sid = state["sid"]
-            state["sid"] += 2
-            out.append(w.frame(w.HEADERS, w.END_STREAM | w.END_HEADERS, sid, head) +
-                       w.rst_stream(sid, w.CANCEL))
-        state["pairs"] += n
-        return b"".join(out)
-    c.auto_window = False  # reading, but sending nothing back but what the flood sends
-    pair = len(w.frame(w.HEADERS, 0, 1, head) + w.rst_stream(1, w.CANCEL))
-    closed, sent, how = w.flood(c, frames, 100, 20000 * pair, 10, read=True)
-    if not closed:
-        try:
-            closed = c.drain(3)
-        except OSError:
-            closed = True
-    codes = [w.error_name(g[1]) for g in c.goaways]
-    expect(c.goaways and c.goaways[-1][1] != 0 and closed,
-           "after %d HEADERS+RST_STREAM pairs: GOAWAY %s, connection %s"
-           % (state["pairs"], codes or "none", "closed" if closed else how))
-    c.close()
-
-
-def ack_flood(srv, frame_bytes, what):
-    c = srv.connect(rcvbuf=4096)
-    c.start()
-    c.auto_ping = False
-    closed, sent, how = w.flood(c, lambda n: frame_bytes * n, 1000, 64 << 20, 5)
-    expect(closed, "after %d %s frames whose ACKs were not read the connection is %s"
-           % (sent // len(frame_bytes), what, how))
-    c.close()
-
-
-@check()
-def ping_flood(srv):
-    ack_flood(srv, w.ping(), "PING")
-
-
-@check()
-def settings_flood(srv):
-    ack_flood(srv, w.settings_frame(), "SETTINGS")
-
-
 # --- the second server: --idle-ms 500 ----------------------------------------------------
 @check("stop")
 def idle_timeout(srv):
@@ -691,7 +569,7 @@ def main():
     ap.add_argument("-k", dest="only", default="")
     a = ap.parse_args()
     failures = []
-    chosen = [c for c in CHECKS if a.only in c[0]]
+    chosen = sorted((c for c in w.CHECKS if a.only in c[0]), key=lambda c: c[3])
     for kind, args in (("main", ["--write-ms", "2000"]),
                        ("stop", ["--idle-ms", "500", "--body-limit", "100000",
                                  "--h2-streams", "50", "--h2-window", "262144"])):
@@ -706,7 +584,7 @@ def main():
                 return 77
             report("start_" + kind, str(e), failures)
             continue
-        for name, fn, _ in todo:
+        for name, fn, _, _ in todo:
             run(name, fn, srv, failures)
             if not srv.alive() and kind == "main":
                 report("server_alive", "h2_server died (exit %s) in %s"

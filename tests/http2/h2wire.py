@@ -429,6 +429,27 @@ class Conn:
             pass
 
 
+# --- the checks' registry (h2_frames.py, h2_attacks.py) ----------------------------------
+JSON = b'{"message":"Hello, World!"}'  # h2_server's /json
+CHECKS = []  # (name, function, which server: "main" or "stop", late)
+
+
+def check(server="main", late=False):
+    """Register a check of @server's; @late ones run after the others on it (an attack that
+    brings the server down then spoils no other check)."""
+    def add(fn):
+        CHECKS.append((fn.__name__, fn, server, late))
+        return fn
+    return add
+
+
+def still_serves(c, what):
+    """The connection goes on after a stream error: a GET on it is answered."""
+    s = c.get("/json")
+    expect(s.status == 200 and bytes(s.body) == JSON,
+           "after %s the connection does not answer: %s" % (what, s.describe()))
+
+
 def read_all(c):
     """Handle the frames there are now (a close's GOAWAY stays readable before the reset)."""
     try:
