@@ -35,35 +35,32 @@ JSON, check, still_serves = w.JSON, w.check, w.still_serves
 
 def reset_check(srv, extra, what, method="GET", path="/json", body=None):
     """A malformed request (RFC 9113 8.1.1): reset PROTOCOL_ERROR, a response before allowed."""
-    c = srv.connect()
-    c.start()
-    fields = c.request_fields(method, path, extra) if not callable(extra) else extra(c)
-    sid = c.new_sid()
-    c.headers(sid, w.block(fields), end_stream=body is None)
-    if body is not None:
-        c.send_body(sid, body)
-    try:
-        c.pump(lambda: c.streams[sid].reset is not None, 3)
-    except w.Closed:  # a connection error where a stream error is due: said below
-        pass
-    s = c.streams[sid]
-    expect(s.reset == w.PROTOCOL_ERROR and (s.status is None or 400 <= s.status < 500),
-           "%s: want RST_STREAM PROTOCOL_ERROR, got %s%s" % (what, s.describe(), "".join(
-               "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways) +
-               ("; connection closed" if c.closed else "")))
-    still_serves(c, what)
-    c.close()
+    with w.session(srv) as c:
+        fields = c.request_fields(method, path, extra) if not callable(extra) else extra(c)
+        sid = c.new_sid()
+        c.headers(sid, w.block(fields), end_stream=body is None)
+        if body is not None:
+            c.send_body(sid, body)
+        try:
+            c.pump(lambda: c.streams[sid].reset is not None, 3)
+        except w.Closed:  # a connection error where a stream error is due: said below
+            pass
+        s = c.streams[sid]
+        expect(s.reset == w.PROTOCOL_ERROR and (s.status is None or 400 <= s.status < 500),
+               "%s: want RST_STREAM PROTOCOL_ERROR, got %s%s" % (what, s.describe(), "".join(
+                   "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways) +
+                   ("; connection closed" if c.closed else "")))
+        still_serves(c, what)
 
 
 # --- exchanges ---------------------------------------------------------------------------
 @check()
 def alpn_or_prior_knowledge(srv):
-    c = srv.connect()
-    st = c.start()
-    expect(srv.cafile is None or c.alpn == "h2", "ALPN chose %r, not h2" % c.alpn)
-    expect(w.S_MAX_CONCURRENT_STREAMS in st, "the server's SETTINGS set no concurrent "
-           "stream limit: %s" % st)
-    c.close()
+    with w.session(srv) as c:
+        st = c.settings
+        expect(srv.cafile is None or c.alpn == "h2", "ALPN chose %r, not h2" % c.alpn)
+        expect(w.S_MAX_CONCURRENT_STREAMS in st, "the server's SETTINGS set no concurrent "
+               "stream limit: %s" % st)
 
 
 @check()
@@ -81,75 +78,68 @@ def tls_prior_knowledge_without_alpn(srv):
 
 @check()
 def get_json(srv):
-    c = srv.connect()
-    c.start()
-    s = c.get("/json")
-    expect(s.status == 200 and bytes(s.body) == JSON and s.ended, s.describe())
-    expect(s.header("content-type") == "application/json",
-           "content-type %r" % s.header("content-type"))
-    expect(s.header("content-length") in (None, str(len(JSON))),
-           "content-length %r" % s.header("content-length"))
-    expect(not any(n in ("connection", "keep-alive", "transfer-encoding") for n, _ in
-                   s.headers), "a connection-specific field in %s" % s.headers)
-    s = c.get("/nowhere")
-    expect(s.status == 404, "GET /nowhere: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        s = c.get("/json")
+        expect(s.status == 200 and bytes(s.body) == JSON and s.ended, s.describe())
+        expect(s.header("content-type") == "application/json",
+               "content-type %r" % s.header("content-type"))
+        expect(s.header("content-length") in (None, str(len(JSON))),
+               "content-length %r" % s.header("content-length"))
+        expect(not any(n in ("connection", "keep-alive", "transfer-encoding") for n, _ in
+                       s.headers), "a connection-specific field in %s" % s.headers)
+        s = c.get("/nowhere")
+        expect(s.status == 404, "GET /nowhere: %s" % s.describe())
 
 
 @check()
 def head_no_body(srv):
     """HEAD: GET's fields, no body, whichever way the handler sends it."""
-    c = srv.connect()
-    c.start()
-    for path, length in (("/json", len(JSON)), ("/big?n=100000", 100000),
-                         ("/file", 1048576 + 123), ("/stream?n=3", None)):
-        s = c.get(path, method="HEAD")
-        expect(s.status == 200 and s.ended and not s.body, "HEAD %s: %s" % (path, s.describe()))
-        expect(s.header("content-length") in (None, str(length)),
-               "HEAD %s content-length %r" % (path, s.header("content-length")))
-    c.close()
+    with w.session(srv) as c:
+        for path, length in (("/json", len(JSON)), ("/big?n=100000", 100000),
+                             ("/file", 1048576 + 123), ("/stream?n=3", None)):
+            s = c.get(path, method="HEAD")
+            expect(s.status == 200 and s.ended and not s.body, "HEAD %s: %s" % (path, s.describe()))
+            expect(s.header("content-length") in (None, str(length)),
+                   "HEAD %s content-length %r" % (path, s.header("content-length")))
 
 
 @check()
 def empty_bodies(srv):
-    c = srv.connect()
-    c.start()
-    s = c.get("/big?n=0")
-    expect(s.status == 200 and s.ended and not s.body, "/big?n=0: %s" % s.describe())
-    s = c.get("/echo", method="POST")  # END_STREAM on the HEADERS: no body at all
-    expect(s.status == 200 and s.ended and not s.body, "POST without body: %s" % s.describe())
-    sid = c.request("POST", "/echo", body=b"")  # an empty DATA frame ends it
-    c.pump(lambda: c.streams[sid].done)
-    s = c.streams[sid]
-    expect(s.status == 200 and s.ended and not s.body, "POST, empty DATA: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        s = c.get("/big?n=0")
+        expect(s.status == 200 and s.ended and not s.body, "/big?n=0: %s" % s.describe())
+        s = c.get("/echo", method="POST")  # END_STREAM on the HEADERS: no body at all
+        expect(s.status == 200 and s.ended and not s.body, "POST without body: %s" % s.describe())
+        sid = c.request("POST", "/echo", body=b"")  # an empty DATA frame ends it
+        c.pump(lambda: c.streams[sid].done)
+        s = c.streams[sid]
+        expect(s.status == 200 and s.ended and not s.body, "POST, empty DATA: %s" % s.describe())
 
 
 @check()
 def client_cancels(srv):
     """RST_STREAM CANCEL while the handler writes a large body, writes a streamed one, reads
     a body: the stream ends there and the connection goes on (RFC 9113 8.1)."""
-    c = srv.connect()
-    c.start()
-    # the connection's window wide open, the streams' left at 65,535: /big stalls in its
-    # handler's write, and /stream's pieces are not queued behind it
-    c.send(w.window_update(0, 1 << 24))
-    c.auto_window = False
-    big = c.request("GET", "/big?n=8000000")
-    slow = c.request("GET", "/stream?n=100&ms=20")
-    up = c.request("POST", "/count?sleep_ms=20", end_stream=False)
-    c.send_body(up, os.urandom(30000), end=False)
-    c.pump(lambda: len(c.streams[big].body) >= w.DEFAULT_WINDOW and c.streams[slow].body, 5)
-    expect(len(c.streams[big].body) == w.DEFAULT_WINDOW and c.streams[slow].body,
-           "before the cancel: %s, %s" % (c.streams[big].describe(), c.streams[slow].describe()))
-    c.send(b"".join(w.rst_stream(i, w.CANCEL) for i in (big, slow, up)))
-    c.pump(timeout=0.3)
-    for sid in (big, slow):
-        expect(not c.streams[sid].ended, "stream %d ended after its cancel: %s"
-               % (sid, c.streams[sid].describe()))
-    c.auto_window = True
-    still_serves(c, "three cancelled streams")
-    c.close()
+    with w.session(srv) as c:
+        # the connection's window wide open, the streams' left at 65,535: /big stalls in its
+        # handler's write, and /stream's pieces are not queued behind it
+        c.send(w.window_update(0, 1 << 24))
+        c.auto_window = False
+        big = c.request("GET", "/big?n=8000000")
+        slow = c.request("GET", "/stream?n=100&ms=20")
+        up = c.request("POST", "/count?sleep_ms=20", end_stream=False)
+        c.send_body(up, os.urandom(30000), end=False)
+        c.pump(lambda: len(c.streams[big].body) >= w.DEFAULT_WINDOW and c.streams[slow].body, 5)
+        expect(len(c.streams[big].body) == w.DEFAULT_WINDOW and c.streams[slow].body,
+               "before the cancel: %s, %s" % (c.streams[big].describe(),
+                                              c.streams[slow].describe()))
+        c.send(b"".join(w.rst_stream(i, w.CANCEL) for i in (big, slow, up)))
+        c.pump(timeout=0.3)
+        for sid in (big, slow):
+            expect(not c.streams[sid].ended, "stream %d ended after its cancel: %s"
+                   % (sid, c.streams[sid].describe()))
+        c.auto_window = True
+        still_serves(c, "three cancelled streams")
 
 
 @check()
@@ -165,205 +155,186 @@ def client_vanishes(srv):
         c.send_body(sid, b"x" * 20000, end=False)
     c.pump(timeout=0.2)
     c.close()
-    c = srv.connect()
-    c.start()
-    still_serves(c, "a client that vanished")
-    deadline = time.monotonic() + 3
-    while True:  # the server's connections: this one alone, once the handlers saw the end
-        s = c.get("/stats")
-        expect(s.status == 200, "GET /stats: %s" % s.describe())
-        k = w.parse_counters(bytes(s.body).decode())
-        if k.get("http.open") == 1 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    expect(k.get("http.open") == 1, "3 s after its client vanished the server still holds %s "
-           "connection(s): handlers waiting for a body or a window of a connection gone?"
-           % (k.get("http.open", 0) - 1))
-    c.close()
+    with w.session(srv) as c:
+        still_serves(c, "a client that vanished")
+        deadline = time.monotonic() + 3
+        while True:  # the server's connections: this one alone, once the handlers saw the end
+            s = c.get("/stats")
+            expect(s.status == 200, "GET /stats: %s" % s.describe())
+            k = w.parse_counters(bytes(s.body).decode())
+            if k.get("http.open") == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        expect(k.get("http.open") == 1, "3 s after its client vanished the server still holds %s "
+               "connection(s): handlers waiting for a body or a window of a connection gone?"
+               % (k.get("http.open", 0) - 1))
 
 
 @check()
 def status_204_no_body(srv):
-    c = srv.connect()
-    c.start()
-    s = c.get("/status/204")
-    expect(s.status == 204 and s.ended and not s.body, s.describe())
-    expect(s.header("content-length") is None, "204 with content-length %r (RFC 9110 8.6)"
-           % s.header("content-length"))
-    c.close()
+    with w.session(srv) as c:
+        s = c.get("/status/204")
+        expect(s.status == 204 and s.ended and not s.body, s.describe())
+        expect(s.header("content-length") is None, "204 with content-length %r (RFC 9110 8.6)"
+               % s.header("content-length"))
 
 
 @check()
 def big_file_stream(srv):
-    c = srv.connect()
-    c.start()
-    n = 1 << 20
-    s = c.get("/big?n=%d" % n, timeout=10)
-    expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(n),
-           "/big: %s%s" % (s.describe(), "" if bytes(s.body) == w.pattern(len(s.body))
-                           else " (wrong bytes)"))
-    s = c.get("/file", timeout=10)
-    size = 1048576 + 123
-    expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(size),
-           "/file (sendfile): %s" % s.describe())
-    expect(s.header("content-length") in (None, str(size)), "/file content-length %r"
-           % s.header("content-length"))
-    s = c.get("/stream?n=100")
-    want = b"".join(b"piece %05d\n" % i for i in range(100))
-    expect(s.status == 200 and s.ended and bytes(s.body) == want, "/stream: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        n = 1 << 20
+        s = c.get("/big?n=%d" % n, timeout=10)
+        expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(n),
+               "/big: %s%s" % (s.describe(), "" if bytes(s.body) == w.pattern(len(s.body))
+                               else " (wrong bytes)"))
+        s = c.get("/file", timeout=10)
+        size = 1048576 + 123
+        expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(size),
+               "/file (sendfile): %s" % s.describe())
+        expect(s.header("content-length") in (None, str(size)), "/file content-length %r"
+               % s.header("content-length"))
+        s = c.get("/stream?n=100")
+        want = b"".join(b"piece %05d\n" % i for i in range(100))
+        expect(s.status == 200 and s.ended and bytes(s.body) == want, "/stream: %s" % s.describe())
 
 
 @check()
 def echo_1mib(srv):
-    c = srv.connect()
-    c.start()
-    body = os.urandom(1 << 20)
-    sid = c.request("POST", "/echo", body=body, extra=[("content-length", str(len(body)))])
-    c.pump(lambda: c.streams[sid].done, 15)
-    s = c.streams[sid]
-    expect(s.status == 200 and s.ended and bytes(s.body) == body, "echo: %s" % s.describe())
-    # and without content-length: the body's end is END_STREAM
-    sid = c.request("POST", "/echo", body=body[:100000])
-    c.pump(lambda: c.streams[sid].done, 15)
-    s = c.streams[sid]
-    expect(s.status == 200 and bytes(s.body) == body[:100000], "echo without "
-           "content-length: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        body = os.urandom(1 << 20)
+        sid = c.request("POST", "/echo", body=body, extra=[("content-length", str(len(body)))])
+        c.pump(lambda: c.streams[sid].done, 15)
+        s = c.streams[sid]
+        expect(s.status == 200 and s.ended and bytes(s.body) == body, "echo: %s" % s.describe())
+        # and without content-length: the body's end is END_STREAM
+        sid = c.request("POST", "/echo", body=body[:100000])
+        c.pump(lambda: c.streams[sid].done, 15)
+        s = c.streams[sid]
+        expect(s.status == 200 and bytes(s.body) == body[:100000], "echo without "
+               "content-length: %s" % s.describe())
 
 
 @check()
 def server_honours_client_window(srv):
-    c = srv.connect()
-    c.start({w.S_INITIAL_WINDOW_SIZE: 1000})
-    c.auto_window = False
-    n = 100000
-    sid = c.request("GET", "/big?n=%d" % n)
-    c.pump(lambda: len(c.streams[sid].body) >= 1000, 3)
-    c.pump(timeout=0.3)  # what more it sends now is past our window
-    s = c.streams[sid]
-    expect(s.status == 200 and len(s.body) == 1000 and not s.done,
-           "with a 1000-byte window the server sent %d bytes (%s)" % (len(s.body),
-                                                                      s.describe()))
-    c.send(w.window_update(0, n) + w.window_update(sid, n))
-    c.pump(lambda: s.done, 5)
-    expect(s.ended and bytes(s.body) == w.pattern(n), "after WINDOW_UPDATE: %s" % s.describe())
-    c.close()
+    with w.session(srv, settings={w.S_INITIAL_WINDOW_SIZE: 1000}) as c:
+        c.auto_window = False
+        n = 100000
+        sid = c.request("GET", "/big?n=%d" % n)
+        c.pump(lambda: len(c.streams[sid].body) >= 1000, 3)
+        c.pump(timeout=0.3)  # what more it sends now is past our window
+        s = c.streams[sid]
+        expect(s.status == 200 and len(s.body) == 1000 and not s.done,
+               "with a 1000-byte window the server sent %d bytes (%s)" % (len(s.body),
+                                                                          s.describe()))
+        c.send(w.window_update(0, n) + w.window_update(sid, n))
+        c.pump(lambda: s.done, 5)
+        expect(s.ended and bytes(s.body) == w.pattern(n), "after WINDOW_UPDATE: %s" % s.describe())
 
 
 @check()
 def backpressure(srv):
     """A handler reading 4 KiB every 40 ms: the window must follow its reads."""
-    c = srv.connect()
-    st = c.start()
-    window = st.get(w.S_INITIAL_WINDOW_SIZE, w.DEFAULT_WINDOW)
-    size, sleep = window + 128 * 1024, 0.04
-    sid = c.request("POST", "/count?sleep_ms=%d" % int(sleep * 1000), end_stream=False,
-                    extra=[("content-length", str(size))])
-    t0 = time.monotonic()
-    samples, stalls = [], []
+    with w.session(srv) as c:
+        st = c.settings
+        window = st.get(w.S_INITIAL_WINDOW_SIZE, w.DEFAULT_WINDOW)
+        size, sleep = window + 128 * 1024, 0.04
+        sid = c.request("POST", "/count?sleep_ms=%d" % int(sleep * 1000), end_stream=False,
+                        extra=[("content-length", str(size))])
+        t0 = time.monotonic()
+        samples, stalls = [], []
 
-    def progress(sent, stalled):
-        t = time.monotonic() - t0
-        if stalled:
-            if not stalls or stalls[-1][1] != sent:
-                stalls.append((t, sent))
-        else:
-            samples.append((t, sent))
-    c.send_body(sid, os.urandom(size), on_progress=progress)
-    c.pump(lambda: c.streams[sid].done, 20)
-    s = c.streams[sid]
-    expect(s.status == 200 and bytes(s.body) == b"%d\n" % size, "count: %s %r"
-           % (s.describe(), bytes(s.body[:40])))
-    expect(stalls and stalls[0][1] >= window - 16384,
-           "the client never waited for the window (stalls %s)" % stalls[:3])
-    expect(s.window_updates > 0, "no WINDOW_UPDATE for the stream")
-    for t, sent in samples:
-        # the handler has read at most t / sleep pieces; a frame of slack for granularity
-        bound = window + (int(t / sleep) + 2) * 4096 + 32768
-        expect(t > 0.5 or sent <= bound, "%d bytes sent %.2f s in, but the handler read at "
-               "most %d: the server grants window for what it did not read"
-               % (sent, t, (int(t / sleep) + 1) * 4096))
-    c.close()
+        def progress(sent, stalled):
+            t = time.monotonic() - t0
+            if stalled:
+                if not stalls or stalls[-1][1] != sent:
+                    stalls.append((t, sent))
+            else:
+                samples.append((t, sent))
+        c.send_body(sid, os.urandom(size), on_progress=progress)
+        c.pump(lambda: c.streams[sid].done, 20)
+        s = c.streams[sid]
+        expect(s.status == 200 and bytes(s.body) == b"%d\n" % size, "count: %s %r"
+               % (s.describe(), bytes(s.body[:40])))
+        expect(stalls and stalls[0][1] >= window - 16384,
+               "the client never waited for the window (stalls %s)" % stalls[:3])
+        expect(s.window_updates > 0, "no WINDOW_UPDATE for the stream")
+        for t, sent in samples:
+            # the handler has read at most t / sleep pieces; a frame of slack for granularity
+            bound = window + (int(t / sleep) + 2) * 4096 + 32768
+            expect(t > 0.5 or sent <= bound, "%d bytes sent %.2f s in, but the handler read at "
+                   "most %d: the server grants window for what it did not read"
+                   % (sent, t, (int(t / sleep) + 1) * 4096))
 
 
 @check()
 def concurrent_100(srv):
-    c = srv.connect()
-    st = c.start()
-    n = min(100, st.get(w.S_MAX_CONCURRENT_STREAMS, 100))
-    sids = [c.request("GET", "/stream?n=20&ms=5") for _ in range(n)]
-    c.pump(lambda: all(c.streams[i].done for i in sids), 15)
-    want = b"".join(b"piece %05d\n" % i for i in range(20))
-    bad = [c.streams[i].describe() for i in sids
-           if c.streams[i].status != 200 or bytes(c.streams[i].body) != want]
-    expect(not bad, "%d of %d streams wrong: %s" % (len(bad), n, bad[:3]))
-    c.close()
+    with w.session(srv) as c:
+        st = c.settings
+        n = min(100, st.get(w.S_MAX_CONCURRENT_STREAMS, 100))
+        sids = [c.request("GET", "/stream?n=20&ms=5") for _ in range(n)]
+        c.pump(lambda: all(c.streams[i].done for i in sids), 15)
+        want = b"".join(b"piece %05d\n" % i for i in range(20))
+        bad = [c.streams[i].describe() for i in sids
+               if c.streams[i].status != 200 or bytes(c.streams[i].body) != want]
+        expect(not bad, "%d of %d streams wrong: %s" % (len(bad), n, bad[:3]))
 
 
 @check()
 def refused_past_max_concurrent(srv):
-    c = srv.connect()
-    st = c.start()
-    limit = st.get(w.S_MAX_CONCURRENT_STREAMS)
-    expect(limit is not None and limit <= 1000, "SETTINGS_MAX_CONCURRENT_STREAMS %s" % limit)
-    open_ = [c.request("POST", "/echo", end_stream=False) for _ in range(limit)]
-    extra = c.request("GET", "/json")
-    try:
-        c.pump(lambda: c.streams[extra].done, 3)
-    except w.Closed:
-        pass
-    s = c.streams[extra]
-    # nghttp2 itself ends the connection (GOAWAY PROTOCOL_ERROR, "max concurrent streams
-    # exceeded") once the client acknowledged the limit: http2.h promises REFUSED_STREAM.
-    expect(s.reset == w.REFUSED_STREAM, "stream %d of %d: want RST_STREAM REFUSED_STREAM, got "
-           "%s%s" % (limit + 1, limit, s.describe(), "".join(
-               "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways)))
-    for sid in open_:  # the open ones end with an empty body: all answered
-        c.send(w.frame(w.DATA, w.END_STREAM, sid))
-    c.pump(lambda: all(c.streams[i].done for i in open_), 10)
-    bad = [c.streams[i].describe() for i in open_ if c.streams[i].status != 200]
-    expect(not bad, "%d held streams not answered: %s" % (len(bad), bad[:3]))
-    still_serves(c, "a refused stream")
-    c.close()
+    with w.session(srv) as c:
+        st = c.settings
+        limit = st.get(w.S_MAX_CONCURRENT_STREAMS)
+        expect(limit is not None and limit <= 1000, "SETTINGS_MAX_CONCURRENT_STREAMS %s" % limit)
+        open_ = [c.request("POST", "/echo", end_stream=False) for _ in range(limit)]
+        extra = c.request("GET", "/json")
+        try:
+            c.pump(lambda: c.streams[extra].done, 3)
+        except w.Closed:
+            pass
+        s = c.streams[extra]
+        # nghttp2 itself ends the connection (GOAWAY PROTOCOL_ERROR, "max concurrent streams
+        # exceeded") once the client acknowledged the limit: http2.h promises REFUSED_STREAM.
+        expect(s.reset == w.REFUSED_STREAM, "stream %d of %d: want RST_STREAM REFUSED_STREAM, got "
+               "%s%s" % (limit + 1, limit, s.describe(), "".join(
+                   "; GOAWAY %s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways)))
+        for sid in open_:  # the open ones end with an empty body: all answered
+            c.send(w.frame(w.DATA, w.END_STREAM, sid))
+        c.pump(lambda: all(c.streams[i].done for i in open_), 10)
+        bad = [c.streams[i].describe() for i in open_ if c.streams[i].status != 200]
+        expect(not bad, "%d held streams not answered: %s" % (len(bad), bad[:3]))
+        still_serves(c, "a refused stream")
 
 
 @check()
 def request_trailers(srv):
     """Fields after the body (a trailer section, RFC 9113 8.1): the request is served."""
-    c = srv.connect()
-    c.start()
-    sid = c.request("POST", "/echo", end_stream=False)
-    c.send_body(sid, b"hello", end=False)
-    c.headers(sid, w.block([("x-checksum", "5")]), end_stream=True)
-    c.pump(lambda: c.streams[sid].done, 5)
-    s = c.streams[sid]
-    expect(s.status == 200 and bytes(s.body) == b"hello", "trailers: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        sid = c.request("POST", "/echo", end_stream=False)
+        c.send_body(sid, b"hello", end=False)
+        c.headers(sid, w.block([("x-checksum", "5")]), end_stream=True)
+        c.pump(lambda: c.streams[sid].done, 5)
+        s = c.streams[sid]
+        expect(s.status == 200 and bytes(s.body) == b"hello", "trailers: %s" % s.describe())
 
 
 @check()
 def unknown_frames_ignored(srv):
     """Frames of unknown types and PRIORITY are ignored (RFC 9113 5.5, 5.3.2)."""
-    c = srv.connect()
-    c.start()
-    c.send(w.frame(0x77, 0xFF, 0, b"extension") + w.frame(0x77, 0, 1, b"x") +
-           w.frame(w.PRIORITY, 0, 1, bytes([0, 0, 0, 0, 15])))
-    still_serves(c, "frames of an unknown type")
-    c.close()
+    with w.session(srv) as c:
+        c.send(w.frame(0x77, 0xFF, 0, b"extension") + w.frame(0x77, 0, 1, b"x") +
+               w.frame(w.PRIORITY, 0, 1, bytes([0, 0, 0, 0, 15])))
+        still_serves(c, "frames of an unknown type")
 
 
 def connection_error(srv, data, code, what):
     """@data after the preface is a connection error: GOAWAY @code, then the close."""
-    c = srv.connect()
-    c.start()
-    c.send(data)
-    closed = c.drain(3)
-    got = ["%s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways]
-    expect(c.goaways and c.goaways[-1][1] == code and closed, "%s: want GOAWAY %s and the "
-           "close, got GOAWAY %s, connection %s" % (what, w.error_name(code), got or "none",
-                                                   "closed" if closed else "open"))
-    c.close()
+    with w.session(srv) as c:
+        c.send(data)
+        closed = c.drain(3)
+        got = ["%s %r" % (w.error_name(g[1]), g[2]) for g in c.goaways]
+        expect(c.goaways and c.goaways[-1][1] == code and closed, "%s: want GOAWAY %s and the "
+               "close, got GOAWAY %s, connection %s" % (what, w.error_name(code), got or "none",
+                                                       "closed" if closed else "open"))
 
 
 @check()
@@ -415,11 +386,9 @@ def te_gzip(srv):
 
 @check()
 def te_trailers_ok(srv):
-    c = srv.connect()
-    c.start()
-    s = c.get("/json", extra=[("te", "trailers")])
-    expect(s.status == 200 and bytes(s.body) == JSON, "te: trailers: %s" % s.describe())
-    c.close()
+    with w.session(srv) as c:
+        s = c.get("/json", extra=[("te", "trailers")])
+        expect(s.status == 200 and bytes(s.body) == JSON, "te: trailers: %s" % s.describe())
 
 
 @check()
@@ -436,43 +405,38 @@ def content_length_long(srv):
 
 @check()
 def missing_authority(srv):
-    c = srv.connect()
-    c.start()
-    sid = c.new_sid()
-    c.headers(sid, w.block([(":method", "GET"), (":scheme", c.scheme), (":path", "/json")]))
-    c.pump(lambda: c.streams[sid].done, 3)
-    s = c.streams[sid]
-    expect(s.status == 400 or s.reset is not None,
-           "no :authority nor host: want 400 or a reset, got %s" % s.describe())
-    still_serves(c, "a request without authority")
-    c.close()
+    with w.session(srv) as c:
+        sid = c.new_sid()
+        c.headers(sid, w.block([(":method", "GET"), (":scheme", c.scheme), (":path", "/json")]))
+        c.pump(lambda: c.streams[sid].done, 3)
+        s = c.streams[sid]
+        expect(s.status == 400 or s.reset is not None,
+               "no :authority nor host: want 400 or a reset, got %s" % s.describe())
+        still_serves(c, "a request without authority")
 
 
 # --- the second server: --idle-ms 500 ----------------------------------------------------
 @check("stop")
 def idle_timeout(srv):
-    c = srv.connect()
-    c.start()
-    s = c.get("/json")
-    expect(s.status == 200, s.describe())
-    t0 = time.monotonic()
-    closed = c.drain(5)
-    took = time.monotonic() - t0
-    expect(closed and 0.3 <= took <= 3, "idle 500 ms: %s after %.2f s" % (
-        "closed" if closed else "still open", took))
-    c.close()
+    with w.session(srv) as c:
+        s = c.get("/json")
+        expect(s.status == 200, s.describe())
+        t0 = time.monotonic()
+        closed = c.drain(5)
+        took = time.monotonic() - t0
+        expect(closed and 0.3 <= took <= 3, "idle 500 ms: %s after %.2f s" % (
+            "closed" if closed else "still open", took))
 
 
 @check("stop")
 def options_advertised(srv):
     """giong_http2_new()'s settings (h2_server --h2-streams 50 --h2-window 262144) are the
     ones the server's SETTINGS say, and the window it holds a client to."""
-    c = srv.connect()
-    st = c.start()
-    expect(st.get(w.S_MAX_CONCURRENT_STREAMS) == 50 and
-           st.get(w.S_INITIAL_WINDOW_SIZE) == 262144, "SETTINGS %s, not 50 streams and a "
-           "window of 262144" % st)
-    c.close()
+    with w.session(srv) as c:
+        st = c.settings
+        expect(st.get(w.S_MAX_CONCURRENT_STREAMS) == 50 and
+               st.get(w.S_INITIAL_WINDOW_SIZE) == 262144, "SETTINGS %s, not 50 streams and a "
+               "window of 262144" % st)
 
 
 @check("stop")

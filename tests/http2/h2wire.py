@@ -8,6 +8,7 @@ ends. Header blocks are encoded without the dynamic table (literals, never index
 test builds its own, so the encoder holds no state; what the server sends is decoded with
 hpack's Decoder and parsed with hyperframe. Every wait is bounded by a deadline.
 """
+import contextlib
 import fcntl
 import os
 import select
@@ -500,6 +501,18 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
             return True, taken(), "closed (after it stopped reading)"
         time.sleep(0.05)
     return False, taken(), "open" + (" (it stopped reading)" if stalled else "")
+
+
+@contextlib.contextmanager
+def session(server, settings=None, **kw):
+    """A Conn to @server (Conn's keywords), started with our @settings, closed at the end
+    whatever the check found."""
+    c = Conn(server, **kw)
+    try:
+        c.start(settings)
+        yield c
+    finally:
+        c.close()
 
 
 class Server:
