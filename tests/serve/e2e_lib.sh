@@ -17,7 +17,7 @@ last=      # the last curl reply's ID: $R/ID.h headers, $R/ID.b body
 
 declare -A spid # server NAME -> its PID
 servers=()                   # the NAMEs started, in order
-start_prefix=()              # a command start() runs the server under (timeout -k 2 120)
+start_prefix=()              # a command start() runs the server under (timeout ...)
 nextport=0
 . "$(dirname "$0")/../support/ports.sh" # port_base
 
