@@ -297,7 +297,7 @@ begin "--no-h2: SIGTERM: exit status 0"
 [ "$stop_status" = 0 ] || no "exit status $stop_status"
 finish
 
-# Two libgiong-http2 bugs found with this test, reported and not fixed here (the library is
+# libgiong-http2 bugs found with this test, reported and not fixed here (the library is
 # another change's): H2_PENDING=1 checks them, to be on by default once they are fixed.
 if [ -n "${H2_PENDING:-}" ]; then
 	head -c $((20 * 1024 * 1024)) /dev/zero >"$root/big20.bin"
@@ -311,6 +311,21 @@ if [ -n "${H2_PENDING:-}" ]; then
 	wait_for 3 open_only_scrape ||
 		no "$(metric giong_http_connections_open "$port") connections open 3 s later"
 	finish
+
+	if command -v h2load >/dev/null; then
+		begin "pending: 5 streams of the 1 MiB file at a time, 40 times over: no handler error, no connection left idle"
+		for i in $(seq 40); do # it happens within 2 to 15 runs, at random
+			h2load_run "pend-h2load$i" -n 20 -c 1 -m 5 "http://127.0.0.1:$port/big.bin"
+			idle=$(metric giong_http_connections_idle "$port")
+			[ "$idle" = 0 ] || {
+				no "run $i: $idle connection(s) idle with no client (a SIGTERM now crashes)"
+				break
+			}
+		done
+		errs=$(metric giong_http_handler_errors_total "$port")
+		[ "$errs" = 0 ] || no "$errs handler errors, every response whole"
+		finish
+	fi
 
 	begin "pending: SIGTERM during an HTTP/2 download: it finishes within --grace-ms"
 	timeout 20 curl -sS --http2-prior-knowledge --limit-rate 8M -o "$R/pend.b" \
