@@ -102,8 +102,9 @@ ssize_t h2_body_next(struct giong_http_request *req, const char **data, size_t m
 		c->next = NULL;
 		st->read = c;
 	}
-	/* Read: the peer may send as much again. */
-	nghttp2_session_consume(h->s, st->id, n);
+	/* Read: the peer may send as much again on this stream (the connection's
+	 * window was given back on arrival: h2_stream_data()). */
+	nghttp2_session_consume_stream(h->s, st->id, n);
 	h2_want_write(h);
 	if (!st->in && st->end_stream)
 		giong_http_request_body_done(req);
@@ -381,7 +382,7 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 	if (giong_http_conn_sending(h->c) || giong_http_conn_queued(h->c) + 9 + len > H2_BATCH_MAX)
 		return NGHTTP2_ERR_WOULDBLOCK;
 	if (giong_http_conn_append(h->c, framehd, 9) ||
-	    giong_http_conn_append(h->c, st->out + st->out_off, len))
+	    (len && giong_http_conn_append(h->c, st->out + st->out_off, len)))
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	st->out_off += len;
 	h2_stream_wake(st);

@@ -18,8 +18,15 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 static void end(struct h2_conn *h)
 {
 	h->dead = true;
-	if (h->tasks || h->reading)
-		return; /* the last of them comes back here */
+	if (h->tasks || h->reading) {
+		/* Handlers waiting for their bytes to leave or for body bytes see it
+		 * now (-ECONNRESET), not at their deadline; the last of them comes
+		 * back here. */
+		for (struct h2_stream *st = h->streams; st; st = st->next)
+			if (st->task)
+				h2_stream_wake(st);
+		return;
+	}
 	if (h->pump_queued) {
 		giong_soon_cancel(&h->soon);
 		h->pump_queued = false;
@@ -33,7 +40,8 @@ static void pump(struct h2_conn *h)
 	int r;
 
 	if (giong_http_conn_sending(c) || h->writer)
-		return; /* sent() pumps again */
+		return;    /* sent() pumps again */
+	h->pumping = true; /* parking now would take the batch being filled */
 	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
 		ssize_t n = nghttp2_session_mem_send(h->s, &p);
@@ -50,6 +58,7 @@ static void pump(struct h2_conn *h)
 			break;
 		}
 	}
+	h->pumping = false;
 	r = giong_http_conn_flush(c);
 	if (r == -EAGAIN) /* a stream that only writes with waiting */
 		r = 0, h->writer = true, h2_want_write(h);
@@ -60,6 +69,8 @@ static void pump(struct h2_conn *h)
 	else if (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s) &&
 		 !giong_http_conn_sending(c) && !giong_http_conn_queued(c))
 		end(h); /* GOAWAY sent and every stream done */
+	else
+		h2_maybe_idle(h); /* its last stream may have closed in this pump */
 }
 
 static intptr_t writer_task(void *arg)
@@ -108,18 +119,18 @@ void h2_conn_fail(struct h2_conn *h, uint32_t error_code)
 	h2_want_write(h);
 }
 
-/* With every stream gone and the GOAWAY of a graceful end out: the connection ends. */
+/* Shutdown: GOAWAY with the last stream processed, once. Streams begun go on to
+ * their end (nghttp2 refuses newer ones); with none left and the GOAWAY out,
+ * nghttp2 wants neither to read nor to write, and the pump ends the connection.
+ * (Not nghttp2_session_terminate_session(): it drops the DATA still queued.) */
 static void maybe_goaway(struct h2_conn *h)
 {
-	if (!giong_http_conn_shutting_down(h->c) && !h->goaway)
+	if (h->goaway || !giong_http_conn_shutting_down(h->c))
 		return;
-	if (!h->goaway) {
-		h->goaway = true;
-		nghttp2_submit_shutdown_notice(h->s);
-	}
-	if (!h->tasks)
-		nghttp2_session_terminate_session2(
-			h->s, nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR);
+	h->goaway = true;
+	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
+			      nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR, NULL,
+			      0);
 	h2_want_write(h);
 }
 
@@ -131,12 +142,31 @@ void h2_task_ended(struct h2_conn *h)
 		return;
 	}
 	maybe_goaway(h);
-	/* Parked for bytes while streams were open: idle now, the idle timeout applies. */
-	if (!h->tasks && !h->reading && h->waiting) {
-		h->waiting = false;
-		if (giong_http_conn_park(h->c, true))
-			end(h);
+	h2_maybe_idle(h);
+}
+
+/* Idle with nothing nghttp2 still has to send: its frame buffer's pages go back
+ * (they hold no frame between frames). */
+static void idle_memory(struct h2_conn *h)
+{
+	if (!nghttp2_session_want_write(h->s))
+		h2_mem_idle(h);
+}
+
+void h2_maybe_idle(struct h2_conn *h)
+{
+	if (h->tasks || h->reading || h->pumping || !h->waiting || h->dead)
+		return;
+	if (giong_http_conn_shutting_down(h->c)) {
+		maybe_goaway(h); /* the grace period bounds what is still leaving */
+		return;
 	}
+	/* Parked for bytes while handlers ran: idle now, the idle timeout applies. */
+	h->waiting = false;
+	if (giong_http_conn_park(h->c, true))
+		end(h);
+	else
+		idle_memory(h);
 }
 
 /* The batch's send ended: pump what nghttp2 has more (from the completion). */
@@ -165,6 +195,7 @@ static void conn_free(void *state)
 
 	if (h->pump_queued)
 		giong_soon_cancel(&h->soon);
+	h->dead = true; /* nothing parks or pumps from here */
 	/* Streams left are nghttp2's only (their tasks ended): its deletion frees them. */
 	while (h->streams) {
 		h->streams->closed = true;
@@ -204,6 +235,12 @@ static int feed(struct h2_conn *h, const char *p, size_t n)
 		 * has queued its GOAWAY where one is due. */
 		h2_worker_stats()->protocol_errors++;
 		return -1;
+	}
+	/* A client that talks but never acknowledges our SETTINGS (a silent one is
+	 * the idle timeout's). */
+	if (h->settings_at && giong_now_ms() - h->settings_at > H2_SETTINGS_TIMEOUT_MS) {
+		h2_worker_stats()->protocol_errors++;
+		h2_conn_fail(h, NGHTTP2_SETTINGS_TIMEOUT);
 	}
 	return 0;
 }
@@ -253,10 +290,18 @@ static void serve(struct giong_http_conn *c)
 		pump(h);
 		if (h->dead)
 			break;
-		idle = !h->tasks && !h->nstreams;
+		/* With no handler running, the idle timeout applies, streams or not: a
+		 * head cut off before END_HEADERS, or a body never sent, holds the
+		 * connection no longer than an idle one (a response still leaving
+		 * re-parks it with each send's end). At shutdown, a response still
+		 * leaving is not idle: the grace period, not close_idle, ends it. */
+		maybe_goaway(h);
+		idle = !h->tasks && !(h->nstreams && giong_http_conn_shutting_down(c));
 		if (giong_http_conn_park(c, idle) == 0) {
 			h->waiting = !idle;
 			h->reading = false;
+			if (idle)
+				idle_memory(h);
 			return;
 		}
 	}
@@ -328,11 +373,12 @@ static bool settle(struct giong_http2_options *o)
 	return true;
 }
 
-static struct h2_proto builtin = {.table = default_table};
+static struct h2_proto builtin;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void builtin_init(void)
 {
+	builtin.table = default_table; /* not a constant expression for a static's initializer */
 	giong_http2_options_init(&builtin.opt);
 }
 

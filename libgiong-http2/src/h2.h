@@ -34,9 +34,17 @@
 #include <giong/http/server.h>
 #include <giong/http2.h>
 
+/* How long a client may take to acknowledge our SETTINGS (RFC 9113 6.5.3; nghttpx's). */
+#define H2_SETTINGS_TIMEOUT_MS 10000u
+
 /* Bytes of nghttp2's output queued in one batch before it is sent (the rest waits for
  * the send's end: no more than this is held for a peer that reads slowly). */
 #define H2_BATCH_MAX (256u * 1024)
+
+/* Blocks of nghttp2's kept apart per session (mem.c): its frame buffer, of
+ * NGHTTP2_FRAMEBUF_CHUNKLEN bytes (lib/nghttp2_frame.h, 1.52: 9 + 1 + 16384). */
+#define H2_BIG_MAX 2
+#define H2_FRAMEBUF_LEN (9u + 1u + 16384u)
 
 /* The table a program passes, with the settings behind it. */
 struct h2_proto {
@@ -104,10 +112,16 @@ struct h2_conn {
 	bool dead;            /* fatal: close once no task is left */
 	bool goaway;          /* a GOAWAY was submitted */
 	bool writer;          /* a task writes the batch with waiting (TLS busy) */
+	bool pumping;         /* inside pump(): the batch is being filled */
 	uint32_t new_streams; /* streams begun in the current receive */
+	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
 	uint64_t glitch_tokens, glitch_at;
 	size_t mem; /* what nghttp2 holds for this session (mem.c) */
+	struct {
+		void *p; /* a page-aligned block of nghttp2's (its frame buffer), or NULL */
+		size_t size;
+	} big[H2_BIG_MAX];
 };
 
 /* conn.c */
@@ -117,6 +131,8 @@ void h2_want_write(struct h2_conn *h);
 void h2_conn_fail(struct h2_conn *h, uint32_t error_code);
 /* A stream's task ended: free what is done, park or close the connection. */
 void h2_task_ended(struct h2_conn *h);
+/* With no task left while parked for bytes: parked idle instead. */
+void h2_maybe_idle(struct h2_conn *h);
 
 /* session.c */
 /* A server session for @h with the settings sent. 0 or -ENOMEM. */
@@ -156,6 +172,8 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 
 /* mem.c: nghttp2's allocator, counting per session (h->mem) and per worker. */
 void h2_mem_init(nghttp2_mem *m, struct h2_conn *h);
+/* The connection idles with nothing queued: the big blocks' pages go back. */
+void h2_mem_idle(struct h2_conn *h);
 /* The calling worker's counters. */
 struct giong_http2_stats *h2_worker_stats(void);
 

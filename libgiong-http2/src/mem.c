@@ -4,12 +4,24 @@
  * block's size in a 16-byte prefix, so that what a session holds is known
  * (h->mem, and the worker's session_bytes): the figure reported beside an
  * idle connection's RSS.
+ *
+ * The session's frame buffer (NGHTTP2_FRAMEBUF_CHUNKLEN bytes, lib/
+ * nghttp2_frame.h: a frame header, a pad byte and 16 KiB, made with the
+ * session and kept for its life) is page-aligned and kept apart (h->big)
+ * with its size, no prefix: while the connection idles with nothing queued
+ * in nghttp2 it holds no frame, and its pages go back to the kernel
+ * (h2_mem_idle(): MADV_DONTNEED, zero-filled when touched again), so an idle
+ * connection's RSS does not hold it. Only a block of exactly that size is
+ * treated so: nothing else of nghttp2's may be zeroed under it (a release
+ * with another size simply keeps its pages).
  */
 #include <assert.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "h2.h"
 
@@ -29,10 +41,45 @@ static void count(struct h2_conn *h, size_t add, size_t sub)
 	worker_stats.session_bytes += add - sub;
 }
 
+/* The index of @p among @h's big blocks, or -1. */
+static int big_find(const struct h2_conn *h, const void *p)
+{
+	for (int i = 0; i < H2_BIG_MAX; i++)
+		if (h->big[i].p == p)
+			return i;
+	return -1;
+}
+
+/* A page-aligned block of @size (the frame buffer's) in a free big slot, or NULL to take
+ * the ordinary path (no slot free). */
+static void *big_alloc(struct h2_conn *h, size_t size)
+{
+	int i = big_find(h, NULL);
+	void *p;
+
+	if (i < 0 || posix_memalign(&p, 4096, size))
+		return NULL;
+	h->big[i].p = p;
+	h->big[i].size = size;
+	count(h, size, 0);
+	return p;
+}
+
+void h2_mem_idle(struct h2_conn *h)
+{
+	for (int i = 0; i < H2_BIG_MAX; i++)
+		if (h->big[i].p && h->big[i].size >= 4096)
+			/* Whole pages only: the block starts on one. */
+			(void)madvise(h->big[i].p, h->big[i].size & ~(size_t)4095, MADV_DONTNEED);
+}
+
 static void *mem_malloc(size_t size, void *ud)
 {
-	char *p = size <= SIZE_MAX - PREFIX ? malloc(size + PREFIX) : NULL;
+	char *p;
 
+	if (size == H2_FRAMEBUF_LEN && (p = big_alloc(ud, size)))
+		return p;
+	p = size <= SIZE_MAX - PREFIX ? malloc(size + PREFIX) : NULL;
 	if (!p)
 		return NULL;
 	memcpy(p, &size, sizeof(size));
@@ -42,11 +89,19 @@ static void *mem_malloc(size_t size, void *ud)
 
 static void mem_free(void *ptr, void *ud)
 {
+	struct h2_conn *h = ud;
 	char *p = ptr;
 	size_t size;
+	int i;
 
 	if (!p)
 		return;
+	if ((i = big_find(h, p)) >= 0) {
+		count(h, 0, h->big[i].size);
+		h->big[i].p = NULL;
+		free(p);
+		return;
+	}
 	p -= PREFIX;
 	memcpy(&size, p, sizeof(size));
 	count(ud, 0, size);
@@ -66,11 +121,21 @@ static void *mem_calloc(size_t n, size_t size, void *ud)
 
 static void *mem_realloc(void *ptr, size_t size, void *ud)
 {
+	struct h2_conn *h = ud;
 	char *p = ptr, *q;
 	size_t old;
+	int i;
 
 	if (!p)
 		return mem_malloc(size, ud);
+	if ((i = big_find(h, p)) >= 0) {
+		/* Rare (nghttp2 grows few buffers): a new block and a copy. */
+		if (!(q = mem_malloc(size, ud)))
+			return NULL;
+		memcpy(q, p, size < h->big[i].size ? size : h->big[i].size);
+		mem_free(p, ud);
+		return q;
+	}
 	if (size > SIZE_MAX - PREFIX)
 		return NULL;
 	p -= PREFIX;

@@ -55,6 +55,14 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void
 		return 0;
 	if (++h->new_streams > h->p->opt.streams_per_read)
 		return calm(h);
+	/* Handlers still running count, whether or not nghttp2 still counts their
+	 * streams (a client's reset, or one it provoked, closes them there: the
+	 * MadeYouReset pattern): no more tasks than concurrent streams. */
+	if (h->tasks >= h->p->opt.max_concurrent_streams) {
+		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+					  NGHTTP2_REFUSED_STREAM);
+		return 0;
+	}
 	if (!(st = h2_stream_new(h, frame->hd.stream_id)))
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
 	nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, st);
@@ -169,7 +177,6 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 {
 	struct h2_stream *st = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
 
-	(void)ud;
 	switch (frame->hd.type) {
 	case NGHTTP2_HEADERS:
 		if (!st || st->req || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
@@ -189,6 +196,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
 		break;
 	case NGHTTP2_RST_STREAM:
 		h2_worker_stats()->resets_received++;
+		break;
+	case NGHTTP2_SETTINGS:
+		if (frame->hd.flags & NGHTTP2_FLAG_ACK)
+			((struct h2_conn *)ud)->settings_at = 0;
 		break;
 	default:
 		break;
@@ -241,8 +252,12 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *u
 {
 	struct h2_stream *st;
 
-	if (frame->hd.type == NGHTTP2_RST_STREAM && !h2_glitch(ud))
-		return calm(ud);
+	if (frame->hd.type == NGHTTP2_RST_STREAM) {
+		if (frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
+			h2_worker_stats()->refused_streams++;
+		if (!h2_glitch(ud))
+			return calm(ud);
+	}
 	/* The response ended before the request did: RFC 9113 8.1 lets the server say
 	 * with RST_STREAM NO_ERROR that it wants no more of it. */
 	if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
@@ -280,7 +295,8 @@ int h2_session_new(struct h2_conn *h)
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
 	nghttp2_session_callbacks_set_send_data_callback(cb, h2_data_send);
-	/* The window opens as handlers read (nghttp2_session_consume), not as bytes come. */
+	/* A stream's window opens as its handler reads (nghttp2_session_consume_stream()),
+	 * not as bytes come; the connection's as bytes come (stream.c). */
 	nghttp2_option_set_no_auto_window_update(opt, 1);
 	nghttp2_option_set_no_closed_streams(opt, 1);
 	nghttp2_option_set_max_outbound_ack(opt, 1000);
@@ -299,6 +315,7 @@ int h2_session_new(struct h2_conn *h)
 		h->s = NULL;
 		return -ENOMEM;
 	}
+	h->settings_at = giong_now_ms();
 	h->glitch_tokens = o->glitch_burst;
 	h->glitch_at = giong_now_ms();
 	return 0;

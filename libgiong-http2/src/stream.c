@@ -63,6 +63,7 @@ void h2_stream_maybe_free(struct h2_stream *st)
 	free(st->nvbuf);
 	free(st->out);
 	free(st);
+	h2_maybe_idle(h);
 }
 
 void h2_stream_wake(struct h2_stream *st)
@@ -74,11 +75,15 @@ int h2_stream_data(struct h2_stream *st, const uint8_t *p, size_t len)
 {
 	struct h2_chunk *c;
 
+	/* The connection's window opens at once, the stream's as the handler reads:
+	 * one handler that does not read holds back its own stream only, and what
+	 * a connection buffers is at most stream_window per running handler. */
+	nghttp2_session_consume_connection(st->h->s, len);
 	st->received += len;
 	if (st->received > st->body_limit || st->over_limit) {
 		/* Past the limit nothing is kept: the reader sees -EMSGSIZE. */
 		st->over_limit = true;
-		nghttp2_session_consume(st->h->s, st->id, len);
+		nghttp2_session_consume_stream(st->h->s, st->id, len);
 		h2_stream_wake(st);
 		return 0;
 	}
@@ -124,7 +129,7 @@ static intptr_t stream_task(void *arg)
 	 * its stream here; shutdown ends the connection (h2_task_ended()). */
 	/* Bytes received and never read give their window back. */
 	for (struct h2_chunk *c = st->in; c && !st->closed; c = c->next)
-		nghttp2_session_consume(h->s, st->id, c->len - c->off);
+		nghttp2_session_consume_stream(h->s, st->id, c->len - c->off);
 	giong_http_exchange_free(st->req);
 	st->req = NULL;
 	st->res = NULL;

@@ -371,8 +371,13 @@ int giong_listener_close(struct giong_listener *l)
 		close(fdq_pop(l));
 	giong_waitq_wake_all(&l->waiters, -EBADF);
 	/* The listening socket stays open in the kernel until the cancelled
-	 * multishot accept lets go of it. */
-	close(l->fd);
+	 * multishot accept lets go of it. Closed through the ring, after the
+	 * SQEs queued before it: close(2) here would free the number while the
+	 * accept (or its cancel) still waits unsubmitted in the SQ, and a socket
+	 * opened meanwhile with that number (the next listener) would be the one
+	 * the stale accept took, never to be answered (net.tcp's IPv6 case, on
+	 * every tier, under load). */
+	giong_close_nowait(l->fd);
 	if (l->armed) {
 		if (!l->cancel_sent) {
 			l->cancel_sent = giong_op_cancel(l->op_id) == 0;
