@@ -35,6 +35,10 @@ build: configure
 
 run: build
 	@if [ -x $(BUILD)/bin/serve ]; then \
+		echo "Try: curl http://127.0.0.1:8080/"; \
+		echo "     curl -k https://127.0.0.1:8443/http.md"; \
+		echo "     curl --http2 -k https://127.0.0.1:8443/             (HTTP/2 by ALPN)"; \
+		echo "     curl --http2-prior-knowledge http://127.0.0.1:8080/ (HTTP/2 without TLS: h2c)"; \
 		exec $(BUILD)/bin/serve docs --self-signed $(ARGS); \
 	else \
 		echo "$(BUILD)/bin/serve is not built yet; programs in $(BUILD)/bin:"; \

@@ -7,7 +7,7 @@
  *
  *   http [--port 8080] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]
  *        [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol] [--stats]
- *        [--reuse-port]
+ *        [--reuse-port] [--h2]
  *        [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]
  *         [--https-port 8443] [--tls-ciphers LIST]]
  *
@@ -26,6 +26,12 @@
  * first, colon-separated, in the backend's syntax (both know the standard
  * names: TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, ...; default:
  * the backend's list); TLS 1.2 keeps the backend's default suites.
+ * --h2 serves HTTP/2 too (libgiong-http2, when it was built): on HTTPS when
+ * the client picks "h2" by ALPN (offered as "h2,http/1.1"), on HTTP when it
+ * starts with HTTP/2's preface (prior knowledge, h2c: h2load's default for
+ * http:// URLs). Off by default: this is the HTTP/1.1 example, and its
+ * benchmarks stay comparable. With --stats each worker's line adds its
+ * HTTP/2 connections and streams (requests less streams: HTTP/1.1's).
  * A port another server listens on already is refused ("in use by another
  * server", exit 1) unless --reuse-port asks to share it: the listeners'
  * SO_REUSEPORT would otherwise let a second server started by mistake take
@@ -53,6 +59,9 @@
 #include <string.h>
 
 #include <giong/http.h>
+#ifdef GIONG_HAVE_HTTP2
+#include <giong/http2.h>
+#endif
 #ifdef GIONG_HAVE_TLS
 #include <giong/tls.h>
 #endif
@@ -66,6 +75,7 @@
 #endif
 
 #define USERS_COUNT 144
+#define MAX_WORKERS 1024
 
 /* Where a server listens: plain HTTP, and HTTPS when TLS is configured. */
 struct endpoint {
@@ -80,8 +90,25 @@ struct opts {
 	unsigned neps;
 	const char *host; /* NULL: 0.0.0.0 and [::] */
 	const char *unix_path;
+	bool h2;    /* --h2 */
+	bool stats; /* --stats */
 	atomic_bool failed;
 };
+
+#ifdef GIONG_HAVE_HTTP2
+/* Each worker's HTTP/2 counters as it ended (--stats --h2): they may be read only on the
+ * worker, and print_stats() runs after the workers. */
+static struct giong_http2_stats h2_end[MAX_WORKERS];
+
+static void h2_snapshot(void *ctx)
+{
+	int w = giong_worker_index();
+
+	(void)ctx;
+	if (w >= 0 && w < MAX_WORKERS)
+		giong_http2_stats(&h2_end[w]);
+}
+#endif
 
 static int json(struct giong_http_request *req, struct giong_http_response *res, void *ctx)
 {
@@ -299,10 +326,15 @@ static void worker_main(unsigned worker, void *arg)
 		}
 		return;
 	}
+#ifdef GIONG_HAVE_HTTP2
+	if (o->h2 && o->stats && giong_worker_atexit(h2_snapshot, NULL) && worker == 0)
+		fprintf(stderr, "http: --stats: no HTTP/2 counters from worker 0\n");
+#endif
 	if (worker == 0)
 		for (unsigned i = 0; i < o->neps; i++)
-			fprintf(stderr, "http: %s on %s%s port %d with %d workers; Ctrl-C stops\n",
-				o->ep[i].scheme,
+			fprintf(stderr,
+				"http: %s%s on %s%s port %d with %d workers; Ctrl-C stops\n",
+				o->ep[i].scheme, o->h2 ? " and HTTP/2" : "",
 				o->unix_path ? o->unix_path
 				: o->host    ? o->host
 					     : "0.0.0.0 and [::]",
@@ -316,7 +348,7 @@ static void usage(int status)
 	fprintf(stderr,
 		"usage: http [--port N] [--host ADDR] [--workers N] [--unix PATH] [--spin-us N]\n"
 		"            [--body-limit BYTES] [--grace-ms N] [--log] [--proxy-protocol]\n"
-		"            [--stats] [--reuse-port]\n"
+		"            [--stats] [--reuse-port] [--h2]\n"
 		"            [--tls-cert FILE --tls-key FILE [--tls-backend wolfssl|openssl]\n"
 		"             [--https-port N] [--tls-ciphers LIST]]\n");
 	exit(status);
@@ -339,23 +371,31 @@ static void print_stats(const struct giong_runtime *rt, const struct opts *o)
 		}
 		fprintf(stderr,
 			"http: worker %u: requests %llu enters %llu parks %llu switches %llu "
-			"accepted %llu 2xx %llu 4xx %llu 5xx %llu stacks pooled %u\n",
+			"accepted %llu 2xx %llu 4xx %llu 5xx %llu stacks pooled %u",
 			i, (unsigned long long)hs.requests, (unsigned long long)st.enters,
 			(unsigned long long)st.parks, (unsigned long long)st.switches,
 			(unsigned long long)hs.accepted, (unsigned long long)hs.responses[1],
 			(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
 			st.stacks_pooled);
+#ifdef GIONG_HAVE_HTTP2
+		if (o->h2 && i < MAX_WORKERS)
+			fprintf(stderr, " h2 connections %llu h2 streams %llu",
+				(unsigned long long)h2_end[i].connections,
+				(unsigned long long)h2_end[i].streams);
+#endif
+		fputc('\n', stderr);
 	}
 }
 
 #ifdef GIONG_HAVE_TLS
-/* The TLS configuration of --tls-*: ALPN http/1.1, checked now so that a
- * bad key is said at start-up rather than by every handshake. */
+/* The TLS configuration of --tls-*: ALPN http/1.1 (h2 first with @h2),
+ * checked now so that a bad key is said at start-up rather than by every
+ * handshake. */
 static struct giong_tls_config *tls_setup(const char *backend, const char *cert, const char *key,
-					  const char *ciphers13)
+					  const char *ciphers13, bool h2)
 {
 	const struct giong_tls_backend *be;
-	static const char *const alpn[] = {"http/1.1"};
+	static const char *const alpn[] = {"h2", "http/1.1"};
 	struct giong_tls_config *c;
 	char why[160];
 	int r;
@@ -376,7 +416,7 @@ static struct giong_tls_config *tls_setup(const char *backend, const char *cert,
 		exit(1);
 	}
 	why[0] = '\0';
-	if ((r = giong_tls_config_alpn(c, alpn, 1)) ||
+	if ((r = giong_tls_config_alpn(c, h2 ? alpn : alpn + 1, h2 ? 2 : 1)) ||
 	    (ciphers13 && (r = giong_tls_config_ciphers(c, NULL, ciphers13))) ||
 	    (r = giong_tls_config_check(c, why, sizeof(why)))) {
 		fprintf(stderr, "http: TLS (%s): %s: %s\n", backend, giong_strerror(r), why);
@@ -395,8 +435,11 @@ int main(int argc, char **argv)
 	struct giong_http_server_options so = {.limits = &lim};
 	struct giong_http_router *router;
 	struct giong_runtime *rt;
-	bool stats = false, reuse_port = false;
+	bool reuse_port = false;
 	int r;
+#ifdef GIONG_HAVE_HTTP2
+	const struct giong_http_protocol *protocols[2] = {NULL, NULL};
+#endif
 #ifdef GIONG_HAVE_TLS
 	struct giong_tls_config *tls = NULL;
 #endif
@@ -410,7 +453,15 @@ int main(int argc, char **argv)
 			usage(0);
 		}
 		if (!strcmp(argv[i], "--stats")) {
-			stats = true;
+			o.stats = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--h2")) {
+#ifndef GIONG_HAVE_HTTP2
+			fprintf(stderr, "http: --h2: built without libgiong-http2\n");
+			return 2;
+#endif
+			o.h2 = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--log")) {
@@ -445,8 +496,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--unix"))
 			o.unix_path = argv[++i];
 		else if (!strcmp(argv[i], "--workers"))
-			o.cfg.workers =
-				(unsigned)tool_number("http", "--workers", argv[++i], 1, 1024);
+			o.cfg.workers = (unsigned)tool_number("http", "--workers", argv[++i], 1,
+							      MAX_WORKERS);
 		else if (!strcmp(argv[i], "--spin-us"))
 			o.cfg.spin_before_park_us =
 				(uint32_t)tool_number("http", "--spin-us", argv[++i], 0, 10000000);
@@ -470,6 +521,12 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; !reuse_port && i < (tls_cert ? 2u : 1u); i++)
 		probe_port(&o, &o.ep[i]);
+#ifdef GIONG_HAVE_HTTP2
+	if (o.h2) {
+		protocols[0] = giong_http2(); /* h2 by ALPN, h2c by its preface */
+		so.protocols = protocols;
+	}
+#endif
 	if (giong_http_router_new(&router) ||
 	    giong_http_router_add(router, "GET", "/json", json, NULL) ||
 	    giong_http_router_add(router, "GET", "/users", users, NULL) ||
@@ -483,7 +540,7 @@ int main(int argc, char **argv)
 	o.neps = 1;
 	if (tls_cert) {
 #ifdef GIONG_HAVE_TLS
-		tls = tls_setup(tls_backend, tls_cert, tls_key, tls_ciphers);
+		tls = tls_setup(tls_backend, tls_cert, tls_key, tls_ciphers, o.h2);
 		so.wrap = giong_tls_wrap_accept;
 		so.wrap_ctx = tls;
 		if (giong_http_server_new(router, &so, &o.ep[1].srv)) {
@@ -505,7 +562,7 @@ int main(int argc, char **argv)
 	}
 	tool_block_stop_signals(); /* to the exit: stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, &o);
-	if (stats && r == 0)
+	if (o.stats && r == 0)
 		print_stats(rt, &o);
 	giong_runtime_free(rt);
 	for (unsigned i = 0; i < o.neps; i++)

@@ -8,7 +8,7 @@
  *               [--tls-cert FILE --tls-key FILE | --self-signed] [--tls-backend NAME] [--tls-ciphers L]
  *               [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]
  *               [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]
- *               [--reuse-port] [--proxy-protocol]
+ *               [--reuse-port] [--proxy-protocol] [--no-h2]
  *
  * docs/serve.md says what each does; `giong-serve --help` lists them. This file is the
  * program's frame: arguments, the document root, TLS, listeners (bound here, or handed in
@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 #include <giong/http.h>
+#ifdef GIONG_HAVE_HTTP2
+#include <giong/http2.h>
+#endif
 
 #include "../args.h"
 #include "../hosts.h"
@@ -45,6 +48,12 @@
 #define PROG "giong-serve"
 #define MAX_INHERITED 16 /* listeners systemd may hand in */
 #define MAX_WORKERS 1024
+
+#ifdef GIONG_HAVE_HTTP2
+#define SERVE_H2_BUILT 1
+#else
+#define SERVE_H2_BUILT 0
+#endif
 
 /* Where a server listens: HTTP, and HTTPS when TLS is configured. */
 struct endpoint {
@@ -75,11 +84,13 @@ static void usage(int status)
 		"       [--tls-ciphers LIST]\n"
 		"       [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]\n"
 		"       [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]\n"
-		"       [--reuse-port] [--proxy-protocol]\n"
+		"       [--reuse-port] [--proxy-protocol] [--no-h2]\n"
 		"\n"
 		"Serves the files under DIR (default: the current directory) over HTTP on --port\n"
 		"(8080) and, with a certificate, HTTPS on --https-port (8443), on 127.0.0.1 and\n"
 		"[::1] unless --bind names another address (0.0.0.0 or :: for every one).\n"
+		"HTTP/2 too%s: over HTTPS when the client picks h2 by ALPN, over HTTP when it\n"
+		"starts with HTTP/2's preface (prior knowledge, h2c).\n"
 		"  --self-signed        make a certificate for localhost now (openssl command)\n"
 		"  --tls-backend NAME   %s (default %s)\n"
 		"  --tls-ciphers LIST   TLS 1.3 suites, most preferred first, colon-separated\n"
@@ -99,9 +110,12 @@ static void usage(int status)
 		"                       TLS), whose client is the one logged; a connection without\n"
 		"                       one gets 400. Only behind a balancer that always sends it:\n"
 		"                       anyone else could claim any address\n"
+		"  --no-h2              HTTP/1.1 only: ALPN offers http/1.1 alone, and a client's\n"
+		"                       HTTP/2 preface on plain HTTP gets 505\n"
 		"Under systemd, listeners handed in by socket activation (LISTEN_FDS) are used in\n"
 		"place of --port and --bind; one named \"https\" (FileDescriptorName=) serves HTTPS.\n"
 		"--proxy-protocol holds for them too.\n",
+		SERVE_H2_BUILT ? "" : " (not in this build: no libgiong-http2)",
 		serve_tls_backends(), serve_tls_default_backend());
 	exit(status);
 }
@@ -166,9 +180,10 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 			     bytes);
 	} else {
 		log_escape(target, sizeof(target), t, tl);
-		n = snprintf(line, sizeof(line), "%s - - [%s] \"%.*s %s HTTP/1.%d\" %d %s\n", addr,
-			     when, (int)ml, m, target,
-			     giong_http_request_version(e->req) == 10 ? 0 : 1, e->status, bytes);
+		int v = giong_http_request_version(e->req); /* 10, 11; 20 for an h2 stream */
+
+		n = snprintf(line, sizeof(line), "%s - - [%s] \"%.*s %s HTTP/%d.%d\" %d %s\n", addr,
+			     when, (int)ml, m, target, v / 10, v % 10, e->status, bytes);
 	}
 	if (n <= 0)
 		return;
@@ -254,8 +269,9 @@ static void announce(void)
 		for (unsigned i = 0; i < g.neps; i++)
 			fprintf(stderr, "%s %s://%s%s%s:%d/", i ? " and" : "", i ? "https" : "http",
 				v6 ? "[" : "", h, v6 ? "]" : "", g.ep[i].port);
-	fprintf(stderr, "%s with %d worker%s; Ctrl-C stops\n",
-		!g.inherited && !g.bind ? " (and [::1])" : "", giong_worker_count(),
+	fprintf(stderr, "%s%s with %d worker%s; Ctrl-C stops\n",
+		!g.inherited && !g.bind ? " (and [::1])" : "",
+		serve_cfg.h2 ? ", HTTP/1.1 and HTTP/2" : ", HTTP/1.1 only", giong_worker_count(),
 		giong_worker_count() == 1 ? "" : "s");
 }
 
@@ -448,6 +464,8 @@ static void raise_nofile(void)
 int main(int argc, char **argv)
 {
 	struct serve_tls_args tls = {.backend = serve_tls_default_backend()};
+	/* The protocols besides HTTP/1.1 the servers speak: HTTP/2 unless --no-h2. */
+	const struct giong_http_protocol *protocols[2] = {NULL, NULL};
 	struct giong_http_limits lim;
 	struct giong_http_server_options so = {.limits = &lim, .server_name = PROG};
 	struct giong_http_router *router;
@@ -461,6 +479,7 @@ int main(int argc, char **argv)
 	serve_cfg.listing = true;
 	serve_cfg.precompressed = true;
 	serve_cfg.cache_entries = 1024;
+	serve_cfg.h2 = SERVE_H2_BUILT;
 	giong_config_init(&g.cfg);
 	giong_http_limits_init(&lim);
 	g.cfg.shutdown_on_signals = true;
@@ -481,6 +500,8 @@ int main(int argc, char **argv)
 			g.reuse_port = true;
 		else if (!strcmp(a, "--proxy-protocol"))
 			so.proxy_protocol = true; /* HTTP's and HTTPS's, listened or inherited */
+		else if (!strcmp(a, "--no-h2"))
+			serve_cfg.h2 = false; /* accepted without libgiong-http2 too: a no-op */
 		else if (a[0] != '-' && !have_dir)
 			dir = a, have_dir = true;
 		else if (a[0] != '-' || i + 1 >= argc)
@@ -534,6 +555,13 @@ int main(int argc, char **argv)
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);
 	serve_mime_load("/etc/mime.types"); /* the extensions the built-in table lacks */
+#ifdef GIONG_HAVE_HTTP2
+	if (serve_cfg.h2) {
+		protocols[0] = giong_http2(); /* h2 by ALPN, h2c by its preface */
+		so.protocols = protocols;
+	}
+#endif
+	tls.h2 = serve_cfg.h2;
 	g.neps = 1;
 	if (tls.cert || tls.self_signed) {
 		so.wrap = serve_tls_wrap();

@@ -7,6 +7,11 @@
  * giong_http_server_stats()), so each worker publishes a copy into its slot once a second
  * (a task that waits for shutdown with a one-second deadline), under the slot's lock; the
  * worker answering a scrape reads its own live and the others' copies, at most a second old.
+ *
+ * Per protocol: libgiong-http2 counts a worker's HTTP/2 connections and streams (both
+ * servers' together: giong_http2_stats()), the server counts every request and connection
+ * whatever its protocol, so HTTP/1.1's are the server's less HTTP/2's (a connection that
+ * sent nothing, or only a refused head, counts as HTTP/1.1).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +20,9 @@
 #include <string.h>
 
 #include <giong/http.h>
+#ifdef GIONG_HAVE_HTTP2
+#include <giong/http2.h>
+#endif
 
 #include "accesslog.h"
 #include "fcache.h"
@@ -22,12 +30,19 @@
 
 #define PUBLISH_MS 1000
 
+/* A worker's HTTP/2 counters (struct giong_http2_stats's, zero without libgiong-http2). */
+struct h2_figures {
+	uint64_t connections, streams, refused_streams, resets_received, goaway_calm,
+		protocol_errors, session_bytes;
+};
+
 struct slot {
 	pthread_mutex_t lock;
 	bool valid;
 	struct giong_stats rt;
 	struct giong_http_stats http[2];
 	struct serve_fcache_stats fc;
+	struct h2_figures h2;
 };
 
 static struct slot *slots;
@@ -67,6 +82,15 @@ static void collect(struct slot *s)
 	memset(&s->fc, 0, sizeof(s->fc));
 	if (c)
 		serve_fcache_stats(c, &s->fc);
+	memset(&s->h2, 0, sizeof(s->h2));
+#ifdef GIONG_HAVE_HTTP2
+	struct giong_http2_stats h2;
+
+	if (serve_cfg.h2 && giong_http2_stats(&h2) == 0)
+		s->h2 = (struct h2_figures){h2.connections,     h2.streams,     h2.refused_streams,
+					    h2.resets_received, h2.goaway_calm, h2.protocol_errors,
+					    h2.session_bytes};
+#endif
 	s->valid = true;
 }
 
@@ -83,6 +107,7 @@ static void publish(void)
 	slots[w].rt = now.rt;
 	memcpy(slots[w].http, now.http, sizeof(now.http));
 	slots[w].fc = now.fc;
+	slots[w].h2 = now.h2;
 	pthread_mutex_unlock(&slots[w].lock);
 }
 
@@ -112,7 +137,7 @@ int serve_metrics_worker_start(void)
 /* One family: its HELP and TYPE lines, then a sample per worker (and scheme for HTTP's). */
 struct family {
 	const char *name, *type, *help;
-	int kind;      /* 0: runtime, 1: HTTP per scheme, 2: cache */
+	int kind;      /* 0: runtime, 1: HTTP per scheme, 2: cache, 3: HTTP/2 */
 	size_t offset; /* of the uint64_t (or uint32_t when is32) in its struct */
 	bool is32;
 };
@@ -136,6 +161,10 @@ struct family {
 #define FC(n, t, f, h)                                                                             \
 	{                                                                                          \
 		n, t, h, 2, offsetof(struct serve_fcache_stats, f), false                          \
+	}
+#define H2(n, t, f, h)                                                                             \
+	{                                                                                          \
+		n, t, h, 3, offsetof(struct h2_figures, f), false                                  \
 	}
 #define FC32(n, t, f, h)                                                                           \
 	{                                                                                          \
@@ -167,7 +196,46 @@ static const struct family families[] = {
 	FC("giong_serve_file_cache_evictions_total", "counter", evictions,
 	   "Cached files dropped for room."),
 	FC32("giong_serve_file_cache_entries", "gauge", entries, "Files cached now."),
+	H2("giong_http2_connections_total", "counter", connections,
+	   "Connections that spoke HTTP/2 (h2 and h2c)."),
+	H2("giong_http2_streams_total", "counter", streams, "HTTP/2 streams opened by clients."),
+	H2("giong_http2_refused_streams_total", "counter", refused_streams,
+	   "HTTP/2 streams refused past the concurrency limit."),
+	H2("giong_http2_resets_received_total", "counter", resets_received,
+	   "RST_STREAM frames from clients."),
+	H2("giong_http2_goaway_calm_total", "counter", goaway_calm,
+	   "HTTP/2 connections ended with ENHANCE_YOUR_CALM."),
+	H2("giong_http2_protocol_errors_total", "counter", protocol_errors,
+	   "HTTP/2 connections ended for a protocol error."),
+	H2("giong_http2_session_bytes", "gauge", session_bytes,
+	   "Bytes libnghttp2 holds now for this worker's sessions."),
 };
+
+/* One family by protocol, per worker: HTTP/2's count (the @h2 field of the worker's
+ * h2_figures) and HTTP/1.1's, the server's count (the @all field of struct giong_http_stats,
+ * both schemes) less HTTP/2's; never below 0 (the two are read at slightly different times). */
+static void render_by_protocol(FILE *out, const struct slot *v, unsigned n, const char *name,
+			       const char *help, size_t all, size_t h2)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (unsigned w = 0; w < n; w++) {
+		uint64_t total = 0, two;
+
+		if (!v[w].valid)
+			continue;
+		for (unsigned i = 0; i < serve_cfg.nservers; i++) {
+			uint64_t x;
+
+			memcpy(&x, (const char *)&v[w].http[i] + all, sizeof(x));
+			total += x;
+		}
+		memcpy(&two, (const char *)&v[w].h2 + h2, sizeof(two));
+		fprintf(out, "%s{worker=\"%u\",protocol=\"http/1.1\"} %llu\n", name, w,
+			total > two ? (unsigned long long)(total - two) : 0);
+		fprintf(out, "%s{worker=\"%u\",protocol=\"h2\"} %llu\n", name, w,
+			(unsigned long long)two);
+	}
+}
 
 static unsigned long long value_of(const struct family *f, const void *base)
 {
@@ -190,6 +258,8 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
 		const struct family *f = &families[k];
 
+		if (f->kind == 3 && !serve_cfg.h2)
+			continue; /* no HTTP/2 served: no HTTP/2 figures */
 		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
 		for (unsigned w = 0; w < n; w++) {
 			if (!v[w].valid)
@@ -199,9 +269,12 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 					fprintf(out, "%s{worker=\"%u\",scheme=\"%s\"} %llu\n",
 						f->name, w, scheme[i], value_of(f, &v[w].http[i]));
 			} else {
+				const void *base = f->kind == 3   ? (const void *)&v[w].h2
+						   : f->kind == 2 ? (const void *)&v[w].fc
+								  : (const void *)&v[w].rt;
+
 				fprintf(out, "%s{worker=\"%u\"} %llu\n", f->name, w,
-					value_of(f, f->kind ? (const void *)&v[w].fc
-							    : (const void *)&v[w].rt));
+					value_of(f, base));
 			}
 		}
 	}
@@ -215,6 +288,14 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 					"class=\"%dxx\"} %llu\n",
 					w, scheme[i], c + 1,
 					(unsigned long long)v[w].http[i].responses[c]);
+	render_by_protocol(out, v, n, "giong_serve_requests_by_protocol_total",
+			   "Requests by protocol (HTTP/2: streams; HTTP/1.1: the rest).",
+			   offsetof(struct giong_http_stats, requests),
+			   offsetof(struct h2_figures, streams));
+	render_by_protocol(out, v, n, "giong_serve_connections_by_protocol_total",
+			   "Connections by protocol (HTTP/1.1: those that did not speak HTTP/2).",
+			   offsetof(struct giong_http_stats, accepted),
+			   offsetof(struct h2_figures, connections));
 	/* The process's own count, live (accesslog.c): not a worker's. */
 	fprintf(out,
 		"# HELP giong_serve_access_log_dropped_total Access-log lines dropped: the "
@@ -246,6 +327,7 @@ int serve_metrics_handle(struct giong_http_request *req, struct giong_http_respo
 		v[w].rt = slots[w].rt;
 		memcpy(v[w].http, slots[w].http, sizeof(v[w].http));
 		v[w].fc = slots[w].fc;
+		v[w].h2 = slots[w].h2;
 		pthread_mutex_unlock(&slots[w].lock);
 	}
 	if (!(out = open_memstream(&text, &len))) {

@@ -36,9 +36,10 @@ struct serve_settings {
 	const char *root;   /* its path as given, for messages */
 	bool listing;       /* directory listings (false: 403) */
 	bool precompressed; /* serve file.br / file.gz siblings to clients that accept them */
-	const char *cache_control;            /* the Cache-Control value of files; NULL: none */
-	unsigned cache_entries;               /* open files cached per worker; 0: no cache */
-	const char *metrics_path;             /* the path of the Prometheus text; NULL: none */
+	const char *cache_control; /* the Cache-Control value of files; NULL: none */
+	unsigned cache_entries;    /* open files cached per worker; 0: no cache */
+	const char *metrics_path;  /* the path of the Prometheus text; NULL: none */
+	bool h2;                   /* HTTP/2 served (built with libgiong-http2 and no --no-h2) */
 	struct giong_http_server *servers[2]; /* HTTP and HTTPS (NULL when absent): metrics */
 	unsigned nservers;
 };

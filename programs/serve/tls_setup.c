@@ -174,7 +174,8 @@ static int self_signed(struct giong_tls_config *c)
 
 void *serve_tls_config(const struct serve_tls_args *a)
 {
-	static const char *const alpn[] = {"http/1.1"};
+	/* h2 first: a client that offers both gets HTTP/2 (RFC 9113 3.2). */
+	static const char *const alpn[] = {"h2", "http/1.1"};
 	const struct giong_tls_backend *be;
 	struct giong_tls_config *c;
 	char why[200] = "";
@@ -196,7 +197,7 @@ void *serve_tls_config(const struct serve_tls_args *a)
 		fprintf(stderr, PROG ": --tls-cert %s --tls-key %s: %s\n", a->cert, a->key,
 			giong_strerror(r));
 	}
-	if (!r && ((r = giong_tls_config_alpn(c, alpn, 1)) ||
+	if (!r && ((r = giong_tls_config_alpn(c, a->h2 ? alpn : alpn + 1, a->h2 ? 2 : 1)) ||
 		   (a->ciphers13 && (r = giong_tls_config_ciphers(c, NULL, a->ciphers13))) ||
 		   (r = giong_tls_config_check(c, why, sizeof(why))))) {
 		/* The files are read by now; what is wrong with them shows here. */

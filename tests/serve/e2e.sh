@@ -40,12 +40,8 @@ mkdir -p "$R"
 
 bg_pids=() # background clients to stop at the end
 cleanup() {
-	local n p
-	for n in "${!spid[@]}"; do
-		[ -n "${spid[$n]}" ] || continue
-		kill -KILL "${spid[$n]}" 2>/dev/null
-		{ wait "${spid[$n]}"; } 2>/dev/null
-	done
+	local p
+	kill_servers
 	for p in "${bg_pids[@]}"; do
 		kill "$p" 2>/dev/null
 		{ wait "$p"; } 2>/dev/null

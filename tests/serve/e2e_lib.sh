@@ -11,10 +11,13 @@ cur=       # the current check's description
 bad=0      # did the current check fail?
 show=      # the reply the current check looks at: "curl ID", "raw ID" or empty
 st=        # the last reply's status ("000 (curl exit N: ...)" when curl failed)
+ver=       # the last curl reply's HTTP version ("1.1", "2"; "0" when none came)
+rc=0       # the last curl's exit status
 last=      # the last curl reply's ID: $R/ID.h headers, $R/ID.b body
 
 declare -A spid # server NAME -> its PID
 servers=()                   # the NAMEs started, in order
+start_prefix=()              # a command start() runs the server under (timeout ...)
 nextport=0
 . "$(dirname "$0")/../support/ports.sh" # port_base
 
@@ -65,6 +68,16 @@ fatal() {
 	exit 1
 }
 
+# kill_servers - SIGKILL to every server still running, reaped (a cleanup's).
+kill_servers() {
+	local n
+	for n in "${!spid[@]}"; do
+		[ -n "${spid[$n]}" ] || continue
+		kill -KILL "${spid[$n]}" 2>/dev/null
+		{ wait "${spid[$n]}"; } 2>/dev/null
+	done
+}
+
 # print_logs - every server's stderr and stdout (their ends), for a failed run.
 print_logs() {
 	local n f
@@ -78,16 +91,20 @@ print_logs() {
 }
 
 # req ID [CURL OPTIONS...] URL - a request through curl: headers in $R/ID.h, the body in
-# $R/ID.b, the status in st. The check's reply becomes this one.
+# $R/ID.b, the status in st, the HTTP version in ver ("1.1", "2"; "0" for none), curl's exit
+# status in rc. The check's reply becomes this one.
 req() {
-	local id=$1
+	local id=$1 out
 	shift
 	last=$id
 	show="curl $id"
 	: >"$R/$id.h"
 	: >"$R/$id.b"
-	st=$(curl -sS --max-time 10 -D "$R/$id.h" -o "$R/$id.b" -w '%{http_code}' "$@" 2>"$R/$id.e") ||
-		st="$st (curl exit $?: $(head -c 200 "$R/$id.e"))"
+	out=$(timeout 20 curl -sS --max-time 10 -D "$R/$id.h" -o "$R/$id.b" \
+		-w '%{http_code} %{http_version}' "$@" 2>"$R/$id.e")
+	rc=$?
+	st=${out% *} ver=${out#* }
+	[ "$rc" = 0 ] || st="$st (curl exit $rc: $(head -c 200 "$R/$id.e"))"
 }
 
 # hdr NAME [ID] - the value of header NAME in reply ID (default the last), without the CR
@@ -195,7 +212,8 @@ serving() { # serving NAME - has server NAME printed its "serving" line?
 }
 
 # start NAME TLS ARGS... - runs "$bin" ARGS --port P (and --https-port T when TLS is 1) in
-# the directory $start_cwd (default: the current one) until it prints "giong-serve:
+# the directory $start_cwd (default: the current one), under $start_prefix (none by default;
+# its PID is then spid's, a timeout passes SIGTERM on), until it prints "giong-serve:
 # serving" (20 s at most: sanitizers, a busy machine); the ports are tried from a pseudo-random base, 5 times. Sets
 # port, tport and spid[NAME]; returns 1 when the server did
 # not start.
@@ -209,7 +227,7 @@ start() {
 		nextport=$((nextport + 2))
 		extra=(--port "$port")
 		[ "$tls" = 1 ] && extra+=(--https-port "$tport")
-		(cd "${start_cwd:-.}" && exec "$bin" "$@" "${extra[@]}") \
+		(cd "${start_cwd:-.}" && exec "${start_prefix[@]}" "$bin" "$@" "${extra[@]}") \
 			>"$work/$name.out" 2>"$work/$name.err" &
 		pid=$!
 		local i=0

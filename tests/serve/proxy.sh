@@ -67,7 +67,8 @@ v2_local="$sig"'\x20\x00\x00\x00'
 # logged OUT ADDR PATH - OUT has the line of ADDR's 200 for PATH (8 bytes).
 logged() {
 	local a=${2//./\\.}
-	grep -Eq "^$a - - \[[^]]+\] \"GET ${3//./\\.} HTTP/1\.1\" 200 8\$" "$1"
+	# HTTP/2.0: curl picks h2 by ALPN over HTTPS (giong-serve's default)
+	grep -Eq "^$a - - \[[^]]+\] \"GET ${3//./\\.} HTTP/(1\.1|2\.0)\" 200 8\$" "$1"
 }
 
 # check_proxied OUT [PORT] - the five headers on PORT, each answered and logged in OUT; a
