@@ -15,6 +15,8 @@
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /* Close the connection once no task of it runs; with nothing left to send. */
+static void linger_over(struct giong_timer *t, void *ctx);
+
 static void end(struct h2_conn *h)
 {
 	h->dead = true;
@@ -32,14 +34,27 @@ static void end(struct h2_conn *h)
 		h->pump_queued = false;
 	}
 	/* Its last frames (a GOAWAY) are leaving: closed once they left (sent() comes
-	 * back here), parked meanwhile under the write timeout for a peer that does
-	 * not read. A close now would cancel the send. */
-	if (giong_http_conn_sending(h->c) && !h->draining) {
+	 * back here), or after H2_LINGER_MS for a peer that does not read (a flood of
+	 * PINGs whose ACKs it never reads). A close now would cancel the send. */
+	if (giong_http_conn_sending(h->c) && !h->draining &&
+	    giong_timer_start_in(&h->linger, H2_LINGER_MS, linger_over, h) == 0) {
 		h->draining = true;
 		if (giong_http_conn_park(h->c, true) == 0)
 			return;
+		giong_timer_stop(&h->linger);
 	}
+	giong_timer_stop(&h->linger);
 	giong_http_conn_close(h->c); /* conn_free() frees @h, now or once a send ends */
+}
+
+static void linger_over(struct giong_timer *t, void *ctx)
+{
+	struct h2_conn *h = ctx;
+
+	(void)t;
+	if (h->tasks || h->reading)
+		return; /* a task (woken for bytes) ends it */
+	giong_http_conn_close(h->c);
 }
 
 static intptr_t writer_task(void *arg);
@@ -49,8 +64,13 @@ static void pump(struct h2_conn *h)
 	struct giong_http_conn *c = h->c;
 	int r;
 
-	if (giong_http_conn_sending(c) || h->writer)
-		return;    /* sent(), or the writer, pumps again */
+	if (h->writer)
+		return; /* the writer pumps again */
+	if (giong_http_conn_sending(c)) {
+		if (h->dead && !h->draining)
+			end(h); /* parks it under the linger timer: the send may never end */
+		return;         /* sent() pumps again */
+	}
 	h->pumping = true; /* parking now would take the batch being filled */
 	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
@@ -98,10 +118,7 @@ static intptr_t writer_task(void *arg)
 		h->dead = true;
 	h->writer = false;
 	h->tasks--;
-	if (h->dead)
-		end(h);
-	else
-		pump(h);
+	pump(h); /* what nghttp2 queued meanwhile (a GOAWAY), then the end if dead */
 	return 0;
 }
 
@@ -194,10 +211,13 @@ static void sent(struct giong_http_conn *c, bool broken)
 
 	if (!h)
 		return;
-	if (broken)
-		h->dead = true;
-	if (h->dead) {
+	if (broken) {
+		h->dead = true; /* nothing more can be sent */
 		end(h);
+		return;
+	}
+	if (h->dead) {
+		pump(h); /* what nghttp2 queued meanwhile (a GOAWAY), then the end */
 		return;
 	}
 	/* Streams that wait for their bytes to leave may go on. */
@@ -213,6 +233,7 @@ static void conn_free(void *state)
 
 	if (h->pump_queued)
 		giong_soon_cancel(&h->soon);
+	giong_timer_stop(&h->linger);
 	h->dead = true; /* nothing parks or pumps from here */
 	/* Streams left are nghttp2's only (their tasks ended): its deletion frees them. */
 	while (h->streams) {

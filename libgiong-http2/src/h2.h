@@ -37,6 +37,10 @@
 /* How long a client may take to acknowledge our SETTINGS (RFC 9113 6.5.3; nghttpx's). */
 #define H2_SETTINGS_TIMEOUT_MS 10000u
 
+/* How long an ending connection waits for its last frames (a GOAWAY) to leave before it
+ * closes anyway (HTTP/1.1's close lingers as long). */
+#define H2_LINGER_MS 1000u
+
 /* Bytes of nghttp2's output queued in one batch before it is sent (the rest waits for
  * the send's end: no more than this is held for a peer that reads slowly). */
 #define H2_BATCH_MAX (256u * 1024)
@@ -105,7 +109,8 @@ struct h2_conn {
 	nghttp2_session *s;
 	struct h2_stream *streams; /* every stream not yet freed */
 	unsigned nstreams, tasks;
-	struct giong_soon soon; /* the pump, queued once a turn */
+	struct giong_soon soon;    /* the pump, queued once a turn */
+	struct giong_timer linger; /* ending: how long its last send may take */
 	bool pump_queued;
 	bool reading;         /* its task runs serve() */
 	bool waiting;         /* parked without the idle timeout (streams open) */
