@@ -114,11 +114,24 @@ static void conn_close(struct giong_http_conn *c)
 	if (c->s)
 		giong_stream_close(c->s); /* cancels a send in flight */
 	c->s = NULL;
-	if (c->sending) {
-		c->closing = true; /* batch_sent() frees it */
+	if (c->sending || c->task) {
+		/* batch_sent(), or the connection's task (spawned and not yet run, when a
+		 * protocol's other task closes it), frees it. */
+		c->closing = true;
 		return;
 	}
 	conn_free(c);
+}
+
+/* Spawn the connection's task (it counts from now: a close meanwhile waits for it). */
+static int spawn_task(struct giong_http_conn *c)
+{
+	int r;
+
+	c->task = true;
+	if ((r = giong_spawn(conn_task, c, NULL)))
+		c->task = false;
+	return r;
 }
 
 void giong__http_conn_close_parked(struct giong_http_conn *c)
@@ -135,7 +148,7 @@ static void conn_readable(struct giong_stream *s, void *ctx)
 	if (c->park == GIONG__HTTP_ACTIVE)
 		return; /* its task will read them */
 	unpark(c);
-	if ((!c->batch && !(c->batch = batch_get(c->w))) || giong_spawn(conn_task, c, NULL)) {
+	if ((!c->batch && !(c->batch = batch_get(c->w))) || spawn_task(c)) {
 		conn_close(c);
 		return;
 	}
@@ -218,7 +231,8 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 		c->broken = true;
 	giong__http_out_clear(&b->out);
 	if (c->closing) {
-		conn_free(c);
+		if (!c->task)
+			conn_free(c);
 		return;
 	}
 	if (c->sent_wait) {
@@ -408,14 +422,21 @@ static intptr_t conn_task(void *arg)
 	struct giong_http_conn *c = arg;
 	int r = 0;
 
+	/* Closed before it ran (by another task of its protocol): only the end is left. */
+	if (c->closing)
+		goto out;
 	if (c->wrap_pending && (r = conn_open(c)) < 0) {
 		conn_close(c);
-		return 0;
+		goto out;
 	}
 	c->refuse = (uint16_t)r;
 	if (!c->proto)
 		c->proto = c->w->srv->choose(c);
-	c->proto->serve(c);
+	c->proto->serve(c); /* parks @c, or closes it (freed below, not under serve's feet) */
+out:
+	c->task = false;
+	if (c->closing && !c->sending)
+		conn_free(c);
 	return 0;
 }
 
@@ -442,7 +463,7 @@ int giong__http_conn_start(struct giong__http_worker *w, struct giong_stream *s,
 	} else if (giong__http_conn_park(c) == 0) {
 		return 0; /* no task until the first bytes */
 	}
-	if ((!c->batch && !(c->batch = batch_get(w))) || (r = giong_spawn(conn_task, c, NULL))) {
+	if ((!c->batch && !(c->batch = batch_get(w))) || (r = spawn_task(c))) {
 		conn_close(c);
 		return -ENOMEM;
 	}

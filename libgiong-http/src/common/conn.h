@@ -87,7 +87,8 @@ struct giong_http_conn {
 	uint8_t park;      /* enum giong__http_park */
 	bool wrap_pending; /* the options' wrap is still to run */
 	bool sending;      /* batch->send is in flight */
-	bool closing;      /* the stream is closed; freed when the send ends */
+	bool closing;      /* the stream is closed; freed when the send and the task end */
+	bool task;         /* its task is spawned or runs (conn_task()) */
 	bool broken;       /* a send failed: close at the next chance */
 	bool last;         /* close once the queued responses are out */
 	bool fresh;        /* no request yet: shutdown waits a little for one */
