@@ -22,7 +22,9 @@
  *   bit 7: the second HTTP/2 configuration (below) instead of the defaults.
  * The seeds (tests/fuzz/corpus/http2_server/) are written by
  * tests/fuzz/http2_seeds.py with python3-h2's hpack: a GET, a POST with DATA,
- * CONTINUATION, RST_STREAM, WINDOW_UPDATE, PING, GOAWAY, PRIORITY, SETTINGS.
+ * CONTINUATION, RST_STREAM, WINDOW_UPDATE, PING, GOAWAY, PRIORITY, SETTINGS,
+ * and one per finding of this target (an empty streamed body; a body that
+ * never comes, ended by the client's end or by a GOAWAY).
  *
  * Routes: GET / (a small body), POST /body (reads the whole body, answers its
  * length), POST /echo (reads in pieces and streams each back), GET /stream

@@ -94,6 +94,20 @@ def seeds():
     out["settings"] = (0x86, settings_ack() + frame(SETTINGS, 0, 0, params) +
                        frame(HEADERS, END_HEADERS | END_STREAM, 1, req(e, "GET", "/stream")) +
                        frame(WINDOW_UPDATE, 0, 1, struct.pack(">I", 30000)))
+
+    # Regression seeds from the fuzzer's findings (/work/notes/h2-crashes/ has each one's
+    # trace). An empty streamed body: the last DATA frame has no payload.
+    e = Encoder()
+    out["post_empty_echo"] = (15, frame(HEADERS, END_HEADERS | END_STREAM, 1,
+                                        req(e, "POST", "/echo")))
+    # A body that never comes: the client's end must wake the handler that waits for it.
+    e = Encoder()
+    out["eof_open_body"] = (15, frame(HEADERS, END_HEADERS, 1, req(e, "POST", "/body")))
+    # The same, ended by a connection error (DATA on stream 0: GOAWAY) and sent a byte
+    # at a time: the client's next byte comes while the handler still runs.
+    e = Encoder()
+    out["goaway_open_body"] = (0, frame(HEADERS, END_HEADERS, 1, req(e, "POST", "/echo")) +
+                               frame(DATA, 0, 0, b"x"))
     return out
 
 
