@@ -11,7 +11,9 @@
  * bytes against its content-length, its latency from its send (paced: from its due time when
  * the connection had no free stream then) to its end; a stream the server resets, or that
  * a lost connection takes with it, is a read error; one with no end within --timeout is a
- * timeout (the stream is reset, the connection goes on).
+ * timeout (the stream is reset, the connection goes on). Streams past the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS wait in nghttp2 until one closes (none is refused): their
+ * latency counts that wait, as h2load's does.
  *
  * Built only with libnghttp2 (GIONG_LOAD_HAVE_H2, set when libgiong-http2 is built): without
  * it load_h2_available() is false and load_h2_new() says so.
