@@ -178,7 +178,8 @@ static void text(struct sink *o, const struct load_run *run, const struct load_t
 	put_str(o, "  Protocol: ");
 	put_str(o, run->protocol ? run->protocol : "http/1.1");
 	if (run->protocol && strcmp(run->protocol, "http/1.1"))
-		put(o, ", %" PRIu32 " streams per connection", run->streams ? run->streams : 1);
+		put(o, ", %" PRIu32 " stream%s per connection", run->streams ? run->streams : 1,
+		    run->streams > 1 ? "s" : "");
 	put_str(o, "\n");
 	text_latency(o, run, h);
 	fmt_time(d, sizeof(d), (double)t->duration_ns);

@@ -311,6 +311,9 @@ static void test_text(void **state)
 		out, "  Protocol: h2c, 10 streams per connection\n                   Avg", 65);
 	load_report_json(out, sizeof(out), &r, &t, &h);
 	assert_non_null(strstr(out, ",\"depth\":1,\"protocol\":\"h2c\",\"streams\":10,\"rate\":"));
+	r.streams = 1;
+	load_report_text(out, sizeof(out), &r, &t, &h);
+	assert_memory_equal(out, "  Protocol: h2c, 1 stream per connection\n", 41);
 }
 
 static void test_json(void **state)
