@@ -99,7 +99,8 @@ if(GIONG_BUILD_TOOLS)
   if(BUILD_SHARED_LIBS)
     # The libraries the installed programs (giong_program(... INSTALL)) link and those below
     # them, whose functions the programs call too; not every library built, so that one no
-    # program uses (libgiong-http2, and with it libnghttp2) stays out.
+    # program uses (libgiong-http2) stays out. Libraries outside giong come from
+    # dpkg-shlibdeps: libnghttp2 with giong-load (its --h2 links it itself).
     get_property(_tools_programs GLOBAL PROPERTY GIONG_TOOLS_PROGRAMS)
     set(_tools_libs "")
     foreach(_p IN LISTS _tools_programs)

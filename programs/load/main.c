@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * giong-load - an HTTP/1.1 load generator on giong: each connection a fiber that sends a
+ * giong-load - an HTTP load generator on giong: each connection a fiber that sends a
  * request through libgiong-http's client, reads the whole response, checks its status and
  * length, and repeats, on -t workers; one io_uring_enter per turn of each worker's loop
- * serves all of them.
+ * serves all of them. With --h2, each connection speaks HTTP/2 with --streams requests in
+ * flight (h2.c, on libnghttp2).
  *
- *   giong-load URL [-c CONNS] [-d SECS] [-t WORKERS] [-R RATE] [-P DEPTH]
- *              [-H 'Name: value']... [-m METHOD] [--body FILE] [--timeout MS] [--latency]
- *              [--json] [-k] [--tls-backend NAME]
+ *   giong-load URL [-c CONNS] [-d SECS] [-n REQUESTS] [-t WORKERS] [-R RATE] [-P DEPTH]
+ *              [--h2 [--streams N]] [-H 'Name: value']... [--method METHOD]
+ *              [--body FILE] [--timeout MS] [--latency] [--json] [-k] [--tls-backend NAME]
  *
  * Latency is from the request's send to its response's end; with -R, from the time the
  * request should have been sent (pace.h: a stalled server cannot hide its delay, wrk2's
@@ -29,6 +30,7 @@
 
 #include "../args.h"
 #include "../stop_signals.h"
+#include "h2.h"
 #include "hist.h"
 #include "pace.h"
 #include "report.h"
@@ -52,22 +54,17 @@ static struct {
 	unsigned nfields;
 	char *body;
 	size_t body_len;
-	uint32_t conns, workers, depth;
+	uint32_t conns, workers, depth, streams;
 	uint64_t rate, secs, timeout_ms;
-	bool latency, json, progress;
+	bool latency, json, progress, h2, secs_given;
+	uint32_t live; /* connections still running (atomic): the progress line stops with them */
 	struct load_pace pace;
+	struct load_budget budget; /* -n */
+	struct load_h2 *h2run;
 	uint64_t start_ns, end_ns;
 	struct giong_http_client *cli;
 	struct worker_state *ws;
 } g;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The error kind of a failed exchange step. */
 static enum load_err err_kind(int r, bool sent)
@@ -110,7 +107,7 @@ static void finish(struct worker_state *w, struct giong_http_exchange *ex, int s
 		w->totals.status[status - LOAD_STATUS_MIN]++;
 	w->totals.requests++;
 	w->totals.bytes += bytes;
-	load_hist_record(&w->hist, load_pace_latency(&g.pace, intended, sent, now_ns()));
+	load_hist_record(&w->hist, load_pace_latency(&g.pace, intended, sent, load_now_ns()));
 }
 
 /* An exchange of the request, with the -H fields: 0 or -errno (nothing to end then). */
@@ -132,7 +129,7 @@ static int begin_request(struct giong_http_exchange **ex)
 static void one_request(struct worker_state *w, uint64_t intended)
 {
 	struct giong_http_exchange *ex;
-	uint64_t sent = now_ns();
+	uint64_t sent = load_now_ns();
 	int r, status;
 
 	if ((r = begin_request(&ex))) {
@@ -155,9 +152,9 @@ static void one_request(struct worker_state *w, uint64_t intended)
 	finish(w, ex, status, intended, sent);
 }
 
-/* g.depth requests in one write and their responses in order (-P); counted into @w.
+/* @depth requests in one write and their responses in order (-P); counted into @w.
  * @intended[i] is request i's due time (0s unpaced). */
-static void one_batch(struct worker_state *w, const uint64_t *intended)
+static void one_batch(struct worker_state *w, const uint64_t *intended, uint32_t depth)
 {
 	/* The user asked for this method pipelined: not only the idempotent ones. */
 	unsigned flags = GIONG_HTTP_PIPELINE_ANY_METHOD;
@@ -168,10 +165,10 @@ static void one_batch(struct worker_state *w, const uint64_t *intended)
 	int r, status;
 
 	if ((r = giong_http_pipeline_begin(g.cli, flags, &pl))) {
-		w->totals.errors[LOAD_ERR_CONNECT] += g.depth;
+		w->totals.errors[LOAD_ERR_CONNECT] += depth;
 		return;
 	}
-	for (; queued < g.depth; queued++) {
+	for (; queued < depth; queued++) {
 		if ((r = begin_request(&ex)))
 			break;
 		if ((r = giong_http_pipeline_add(pl, ex, g.body, g.body_len))) {
@@ -179,8 +176,8 @@ static void one_batch(struct worker_state *w, const uint64_t *intended)
 			break;
 		}
 	}
-	w->totals.errors[LOAD_ERR_CONNECT] += g.depth - queued;
-	sent = now_ns();
+	w->totals.errors[LOAD_ERR_CONNECT] += depth - queued;
+	sent = load_now_ns();
 	r = giong_http_pipeline_send(pl);
 	for (uint32_t i = 0; (status = giong_http_pipeline_next(pl, &ex)) != 0; i++) {
 		if (status < 0) {
@@ -191,7 +188,7 @@ static void one_batch(struct worker_state *w, const uint64_t *intended)
 		finish(w, ex, status, intended[i], sent);
 	}
 	giong_http_pipeline_end(pl);
-	if (r || queued < g.depth)
+	if (r || queued < depth)
 		giong_sleep_ms(1); /* failed at once: not a busy loop that starves the worker */
 }
 
@@ -203,19 +200,23 @@ static intptr_t conn_task(void *arg)
 	struct load_pace_conn pc;
 	uint64_t *intended = calloc(g.depth, sizeof(*intended)), free_at = 0;
 	uint64_t *ref = calloc(g.depth, sizeof(*ref));
+	struct load_h2_sched sched = {.pace = &g.pace, .budget = &g.budget, .end_ns = g.end_ns};
 
-	if (!intended || !ref) {
-		free(intended);
-		free(ref);
-		return -ENOMEM;
-	}
+	if (!intended || !ref)
+		goto out;
 	load_pace_conn_init(&pc, &g.pace, k);
 	/* Every connection starts at the run's start, a little after the workers did: their
 	 * own start-up is no server's latency. */
-	if (now_ns() < g.start_ns && giong_sleep_ms((g.start_ns - now_ns()) / 1000000 + 1))
+	if (load_now_ns() < g.start_ns &&
+	    giong_sleep_ms((g.start_ns - load_now_ns()) / 1000000 + 1))
 		goto out;
+	if (g.h2) {
+		load_h2_conn(g.h2run, k, &sched, &w->hist, &w->totals);
+		goto out;
+	}
 	while (!giong_is_shutting_down()) {
-		uint64_t t = now_ns(), saved;
+		uint64_t t = load_now_ns(), saved;
+		uint32_t depth;
 
 		/* A request whose connection was free at its due time and went out late was
 		 * delayed by this program (its timer's granularity), not by the server: its
@@ -231,13 +232,15 @@ static intptr_t conn_task(void *arg)
 		if (g.rate && intended[0] > t &&
 		    giong_sleep_ms((intended[0] - t + 999999) / 1000000))
 			break; /* cancelled: shutdown */
+		if (!(depth = load_budget_take(&g.budget, g.depth)))
+			break; /* -n: all sent */
 		saved = giong_deadline_in(g.timeout_ms);
 		if (g.depth == 1)
 			one_request(w, ref[0]);
 		else
-			one_batch(w, ref);
+			one_batch(w, ref, depth);
 		giong_deadline_restore(saved);
-		free_at = now_ns();
+		free_at = load_now_ns();
 	}
 out:
 	free(intended);
@@ -247,8 +250,9 @@ out:
 	 * not inflated by the ones in flight at the end). */
 	if (!w->first_ns || w->first_ns > g.start_ns)
 		w->first_ns = g.start_ns;
-	if (now_ns() > w->last_ns)
-		w->last_ns = now_ns();
+	if (load_now_ns() > w->last_ns)
+		w->last_ns = load_now_ns();
+	__atomic_sub_fetch(&g.live, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -259,11 +263,12 @@ static intptr_t progress_task(void *arg)
 	struct worker_state *w = arg;
 	uint64_t last = 0;
 
-	while (now_ns() < g.end_ns && !giong_sleep_ms(1000)) {
+	while (load_now_ns() < g.end_ns && __atomic_load_n(&g.live, __ATOMIC_RELAXED) &&
+	       !giong_sleep_ms(1000)) {
 		uint64_t n = w->totals.requests;
 
 		fprintf(stderr, "\r" PROG ": %llu s: worker 0 %llu req/s      ",
-			(unsigned long long)((now_ns() - g.start_ns) / 1000000000u),
+			(unsigned long long)((load_now_ns() - g.start_ns) / 1000000000u),
 			(unsigned long long)(n - last));
 		last = n;
 	}
@@ -288,6 +293,8 @@ static void worker_main(unsigned worker, void *arg)
 	for (uint32_t k = worker; k < g.conns; k += g.workers)
 		if (giong_spawn(conn_task, (void *)(uintptr_t)k, &tasks[mine]) == 0)
 			mine++;
+		else
+			__atomic_sub_fetch(&g.live, 1, __ATOMIC_RELAXED);
 	if (worker == 0 && g.progress)
 		giong_spawn(progress_task, &g.ws[0], NULL);
 	for (uint32_t i = 0; i < mine; i++)
@@ -300,24 +307,31 @@ static void worker_main(unsigned worker, void *arg)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: " PROG " URL [-c CONNS] [-d SECS] [-t WORKERS] [-R RATE] [-P DEPTH]\n"
-		"       [-H 'Name: value']... [-m METHOD] [--body FILE] [--timeout MS]\n"
-		"       [--latency] [--json] [-k] [--tls-backend NAME]\n"
+		"usage: " PROG " URL [-c CONNS] [-d SECS] [-n REQUESTS] [-t WORKERS] [-R RATE]\n"
+		"       [-P DEPTH] [--h2 [--streams N]] [-H 'Name: value']... [--method METHOD]\n"
+		"       [--body FILE] [--timeout MS] [--latency] [--json] [-k] [--tls-backend NAME]\n"
 		"  -c CONNS        connections (10), spread over the workers\n"
-		"  -d SECS         duration (10)\n"
+		"  -d SECS         duration (10; with -n and no -d, until -n is done, a day at most)\n"
+		"  -n REQUESTS     requests in all: the run ends once they are answered or failed\n"
 		"  -t WORKERS      worker threads (1)\n"
 		"  -R RATE         requests/s in all, paced; latency from each request's due time\n"
 		"  -P DEPTH        pipelining: DEPTH requests per write, their responses in order (1,\n"
 		"                  at most %u); latency from the batch's send\n"
+		"  --h2            HTTP/2%s: h2c (prior knowledge) for http://, ALPN h2 for https://\n"
+		"  --streams N     --h2: requests in flight per connection (1, at most %u)\n"
+		"  -m N            --streams N (h2load's -m); -m with a word is the method\n"
 		"  -H 'N: v'       a request field (up to %d)\n"
-		"  -m METHOD       the method (GET)\n"
+		"  --method METHOD the method (GET)\n"
 		"  --body FILE     the request body (at most 64 MiB)\n"
-		"  --timeout MS    a request's deadline, connect to last byte (2000)\n"
+		"  --timeout MS    a request's deadline, connect to last byte (2000); --h2: the\n"
+		"                  connect's, and each stream's from its send to its end\n"
 		"  --latency       the percentile table in the report\n"
 		"  --json          the report as one JSON object\n"
 		"  -k              https: do not verify the server's certificate\n"
 		"  --tls-backend   https: %s\n",
-		GIONG_HTTP_PIPELINE_MAX, MAX_FIELDS, load_tls_backends());
+		GIONG_HTTP_PIPELINE_MAX,
+		load_h2_available() ? "" : " (not in this build: no libnghttp2)",
+		LOAD_H2_STREAMS_MAX, MAX_FIELDS, load_tls_backends());
 	exit(status);
 }
 
@@ -393,6 +407,8 @@ int main(int argc, char **argv)
 			g.json = true;
 		else if (!strcmp(a, "-k"))
 			tls.insecure = true;
+		else if (!strcmp(a, "--h2"))
+			g.h2 = true;
 		else if (a[0] != '-' && !g.url)
 			g.url = a;
 		else if (i + 1 >= argc)
@@ -400,7 +416,14 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "-c"))
 			g.conns = (uint32_t)tool_number(PROG, a, argv[++i], 1, 1000000);
 		else if (!strcmp(a, "-d"))
-			g.secs = tool_number(PROG, a, argv[++i], 1, 86400);
+			g.secs = tool_number(PROG, a, argv[++i], 1, 86400), g.secs_given = true;
+		else if (!strcmp(a, "-n"))
+			g.budget.limit = tool_number(PROG, a, argv[++i], 1, UINT64_MAX / 2);
+		else if (!strcmp(a, "--streams") ||
+			 (!strcmp(a, "-m") &&
+			  strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1])))
+			g.streams =
+				(uint32_t)tool_number(PROG, a, argv[++i], 1, LOAD_H2_STREAMS_MAX);
 		else if (!strcmp(a, "-t"))
 			g.workers = (uint32_t)tool_number(PROG, a, argv[++i], 1, 1024);
 		else if (!strcmp(a, "-R"))
@@ -410,7 +433,7 @@ int main(int argc, char **argv)
 							GIONG_HTTP_PIPELINE_MAX);
 		else if (!strcmp(a, "-H"))
 			add_field(argv[++i]);
-		else if (!strcmp(a, "-m"))
+		else if (!strcmp(a, "-m") || !strcmp(a, "--method"))
 			g.method = argv[++i];
 		else if (!strcmp(a, "--body"))
 			read_body(argv[++i]);
@@ -423,6 +446,19 @@ int main(int argc, char **argv)
 	}
 	if (!g.url)
 		usage(2);
+	if (g.streams && !g.h2) {
+		fprintf(stderr,
+			PROG ": --streams/-m N is HTTP/2's (--h2); HTTP/1.1 pipelines: -P\n");
+		return 2;
+	}
+	if (g.h2 && g.depth > 1) {
+		fprintf(stderr, PROG ": -P is HTTP/1.1's pipelining; with --h2, --streams N\n");
+		return 2;
+	}
+	if (!g.streams)
+		g.streams = 1;
+	if (g.budget.limit && !g.secs_given)
+		g.secs = 86400; /* -n alone: the count ends the run (a day at most) */
 	{
 		/* A connection is a descriptor: as many as the hard limit allows. */
 		struct rlimit rl;
@@ -439,8 +475,25 @@ int main(int argc, char **argv)
 	co.head_timeout_ms = co.body_timeout_ms = (uint32_t)g.timeout_ms;
 	co.connect_timeout_ms = (uint32_t)g.timeout_ms;
 	if (!strncmp(g.url, "https://", 8)) {
+		tls.alpn = g.h2 ? "h2" : NULL;
 		co.connect = load_tls_connector();
 		if (!(co.connect_ctx = load_tls_config(&tls)))
+			return 1; /* said why */
+	}
+	if (g.h2) {
+		struct load_h2_args ha = {.url = g.url,
+					  .method = g.method,
+					  .fields = (const char *const(*)[2])g.fields,
+					  .field_len = (const size_t(*)[2])g.field_len,
+					  .nfields = g.nfields,
+					  .body = g.body,
+					  .body_len = g.body_len,
+					  .streams = g.streams,
+					  .timeout_ms = g.timeout_ms,
+					  .connect = co.connect,
+					  .connect_ctx = co.connect_ctx};
+
+		if (load_h2_new(&ha, &g.h2run))
 			return 1; /* said why */
 	}
 	if ((r = giong_http_client_new(&co, &g.cli)) ||
@@ -458,9 +511,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", giong_strerror(r));
 		return 1;
 	}
-	g.start_ns = now_ns() + 100000000u; /* the workers' start-up before it */
+	g.start_ns = load_now_ns() + 100000000u; /* the workers' start-up before it */
 	g.end_ns = g.start_ns + g.secs * 1000000000u;
 	load_pace_init(&g.pace, g.rate, g.conns, g.start_ns);
+	g.live = g.conns;
 	tool_block_stop_signals(); /* to the exit: ../stop_signals.h says why */
 	r = giong_runtime_run(rt, worker_main, NULL);
 	giong_runtime_free(rt);
@@ -481,11 +535,14 @@ int main(int argc, char **argv)
 				.conns = g.conns,
 				.workers = g.workers,
 				.depth = g.depth,
+				.protocol = g.h2 ? load_h2_protocol(g.h2run) : "http/1.1",
+				.streams = g.streams,
 				.rate = g.rate,
 				.latency = g.latency};
 	r = g.json ? load_report_json_file(stdout, &run, &total, hist)
 		   : load_report_text_file(stdout, &run, &total, hist);
 	free(hist);
+	load_h2_free(g.h2run);
 	free(g.ws);
 	free(g.body);
 	return r < 0 ? 1 : 0;

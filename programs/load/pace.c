@@ -93,3 +93,18 @@ uint64_t load_pace_conn_next(struct load_pace_conn *c)
 	}
 	return due;
 }
+
+uint32_t load_budget_take(struct load_budget *b, uint32_t want)
+{
+	uint64_t t = __atomic_load_n(&b->taken, __ATOMIC_RELAXED), n;
+
+	if (!b->limit)
+		return want;
+	do {
+		if (t >= b->limit)
+			return 0;
+		n = b->limit - t < want ? b->limit - t : want;
+	} while (!__atomic_compare_exchange_n(&b->taken, &t, t + n, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return (uint32_t)n;
+}

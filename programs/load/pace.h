@@ -86,4 +86,20 @@ void load_pace_conn_init(struct load_pace_conn *c, const struct load_pace *p, ui
  */
 uint64_t load_pace_conn_next(struct load_pace_conn *c);
 
+/*
+ * The -n budget: how many requests the whole run may start, shared by every connection of
+ * every worker (atomics, no lock). A request that fails still spent its share, so a run
+ * against a dead server ends too.
+ */
+struct load_budget {
+	uint64_t limit; /* 0: no limit */
+	uint64_t taken; /* atomic */
+};
+
+/*
+ * load_budget_take - take up to @want requests from @b: returns how many may start (@want
+ * when there is no limit, fewer near its end, 0 once it is spent).
+ */
+uint32_t load_budget_take(struct load_budget *b, uint32_t want);
+
 #endif /* GIONG_LOAD_PACE_H */

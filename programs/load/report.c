@@ -175,6 +175,12 @@ static void text(struct sink *o, const struct load_run *run, const struct load_t
 	char d[32], b[32];
 	bool first = true;
 
+	put_str(o, "  Protocol: ");
+	put_str(o, run->protocol ? run->protocol : "http/1.1");
+	if (run->protocol && strcmp(run->protocol, "http/1.1"))
+		put(o, ", %" PRIu32 " stream%s per connection", run->streams ? run->streams : 1,
+		    run->streams > 1 ? "s" : "");
+	put_str(o, "\n");
 	text_latency(o, run, h);
 	fmt_time(d, sizeof(d), (double)t->duration_ns);
 	fmt_bytes(b, sizeof(b), (double)t->bytes);
@@ -274,10 +280,12 @@ static void json(struct sink *o, const struct load_run *run, const struct load_t
 	json_str(o, run->url, "");
 	put_str(o, ",\"method\":");
 	json_str(o, run->method, "GET");
-	put(o,
-	    ",\"connections\":%" PRIu32 ",\"workers\":%" PRIu32 ",\"depth\":%" PRIu32
-	    ",\"rate\":%" PRIu64,
-	    run->conns, run->workers, run->depth, run->rate);
+	put(o, ",\"connections\":%" PRIu32 ",\"workers\":%" PRIu32 ",\"depth\":%" PRIu32,
+	    run->conns, run->workers, run->depth);
+	put_str(o, ",\"protocol\":");
+	json_str(o, run->protocol, "http/1.1");
+	put(o, ",\"streams\":%" PRIu32 ",\"rate\":%" PRIu64, run->streams ? run->streams : 1,
+	    run->rate);
 	put(o, ",\"duration_ns\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"bytes\":%" PRIu64,
 	    t->duration_ns, t->requests, t->bytes);
 	put(o, ",\"requests_per_sec\":%.3f,\"bytes_per_sec\":%.3f",

@@ -45,13 +45,15 @@ struct load_totals {
 
 /* How the run was made: shown in the JSON object (and -R in the human report). */
 struct load_run {
-	const char *url;    /* borrowed; NULL is "" */
-	const char *method; /* borrowed; NULL is "GET" */
-	uint32_t conns;     /* -c */
-	uint32_t workers;   /* -t */
-	uint32_t depth;     /* -P */
-	uint64_t rate;      /* -R, requests/s; 0: not paced */
-	bool latency;       /* --latency: the human report shows the percentile table */
+	const char *url;      /* borrowed; NULL is "" */
+	const char *method;   /* borrowed; NULL is "GET" */
+	uint32_t conns;       /* -c */
+	uint32_t workers;     /* -t */
+	uint32_t depth;       /* -P */
+	const char *protocol; /* "http/1.1" (NULL), "h2c" or "h2" (--h2) */
+	uint32_t streams;     /* --streams: in flight per HTTP/2 connection; 0 is 1 */
+	uint64_t rate;        /* -R, requests/s; 0: not paced */
+	bool latency;         /* --latency: the human report shows the percentile table */
 };
 
 /* load_err_name - the name of error kind @e ("connect"...), or "?" for another value. */
@@ -69,7 +71,8 @@ void load_totals_add(struct load_totals *dst, const struct load_totals *src);
  * the text whenever @cap > 0, truncated if it has to be. Returns the report's whole length
  * (without the NUL): a return >= @cap means truncated, call again with that + 1.
  *
- * Layout (wrk's): latency avg, stdev and max; with @run->latency the percentile table
+ * Layout (wrk's, after a first line with the protocol, and with HTTP/2 the streams per
+ * connection): latency avg, stdev and max; with @run->latency the percentile table
  * (50, 90, 99, 99.9 %, max); requests, duration and bytes read; the status codes seen;
  * error counts when there are any; Requests/sec and Transfer/sec. Times scale to ns, us, ms
  * or s, sizes to B, KB, MB, GB or TB (powers of 1024, as wrk), two decimals.
@@ -83,7 +86,8 @@ int load_report_text(char *buf, size_t cap, const struct load_run *run, const st
  * and stdev rounded), the two rates have three decimals (0 for a zero duration): no NaN or
  * infinity can appear. Strings are escaped; bytes that are not UTF-8 become U+FFFD.
  *
- * {"url":..., "method":..., "connections":C, "workers":T, "depth":P, "rate":R,
+ * {"url":..., "method":..., "connections":C, "workers":T, "depth":P,
+ *  "protocol":"http/1.1" | "h2c" | "h2", "streams":S, "rate":R,
  *  "duration_ns":..., "requests":..., "bytes":..., "requests_per_sec":..., "bytes_per_sec":...,
  *  "latency_ns":{"count","min","mean","stdev","max","p50","p90","p99","p99.9","clamped"},
  *  "status":{"200":n, ...only the codes seen, ascending},

@@ -47,7 +47,7 @@ giong_http_connect_fn load_tls_connector(void)
 
 void *load_tls_config(const struct load_tls_args *a)
 {
-	static const char *const alpn[] = {"http/1.1"};
+	const char *alpn[] = {a->alpn ? a->alpn : "http/1.1"};
 	const struct giong_tls_backend *be;
 	struct giong_tls_config *c;
 	char why[200] = "";

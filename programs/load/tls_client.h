@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tls_client.h - giong-load's https://: the client's connector around giong_tls_connect()
- * and its configuration (the backend by name, the system's CA roots, ALPN http/1.1; -k:
+ * and its configuration (the backend by name, the system's CA roots, ALPN http/1.1 or h2; -k:
  * no verification). Built without libgiong-tls, https URLs are refused at start-up.
  */
 #ifndef GIONG_LOAD_TLS_CLIENT_H
@@ -14,6 +14,7 @@
 struct load_tls_args {
 	const char *backend; /* "wolfssl", "openssl" */
 	bool insecure;       /* -k: accept any certificate */
+	const char *alpn;    /* the one protocol offered: NULL is "http/1.1"; --h2: "h2" */
 };
 
 /* The backends this build has ("wolfssl or openssl"; "none ..." without TLS). */

@@ -11,38 +11,11 @@
 # stopped by its PID; every wait is bounded.
 set -u
 load=$1 http=$2
-work=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	cat "$work/out" "$work/server.log" 2>/dev/null
-	exit 1
-}
-. "$(dirname "$0")/../support/ports.sh" # port_base
-for try in 1 2 3 4 5; do
-	port=$((port_base + try))
-	"$http" --workers 1 --host 127.0.0.1 --port "$port" >"$work/server.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 200); do # 20 s at most: it stops early if the server died
-		grep -q "HTTP on" "$work/server.log" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q "HTTP on" "$work/server.log" && break
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	pid=
-done
-[ -n "$pid" ] || fail "the HTTP example did not start"
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" # work, fail, serve, stop, num, no_errors
+serve "HTTP on" 0 "$http" --workers 1 --host 127.0.0.1 --port PORT
 U=http://127.0.0.1:$port
-
-# num KEY: the number after "KEY": in the JSON on one line in $work/out
-num() { grep -o "\"$1\":[0-9.]*" "$work/out" | head -n 1 | cut -d: -f2; }
 
 # clean DEPTH: a 1 s run of 8 connections on 2 workers with -P DEPTH counts only 200s, as
 # many as requests (whole batches of DEPTH), the right bytes, a latency each, no error
@@ -57,8 +30,7 @@ clean() {
 	[ "$ok" = "$req" ] || fail "-P $d: 200s $ok, requests $req"
 	[ "$(num bytes)" = $((req * 27)) ] || fail "-P $d: bytes $(num bytes), want $((req * 27))"
 	[ "$(num count)" = "$req" ] || fail "-P $d: latencies $(num count), requests $req"
-	grep -q '"errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0,"length":0}' \
-		"$work/out" || fail "-P $d: errors in a clean run"
+	no_errors "-P $d"
 	echo "ok: -P $d: $req requests in 1 s, all 200 with 27 bytes, no error"
 }
 clean 1
@@ -69,12 +41,12 @@ clean 8
 # while an unpaced run would make thousands.
 timeout 20 "$load" "$U/json" -c 2 -d 2 -P 4 -R 400 --json >"$work/out" || fail "a paced -P 4 run exited $?"
 req=$(num requests)
-[ "$req" -ge 480 ] && [ "$req" -le 812 ] || fail "-P 4 -R 400 for 2 s made $req requests"
+{ [ "$req" -ge 480 ] && [ "$req" -le 812 ]; } || fail "-P 4 -R 400 for 2 s made $req requests"
 echo "ok: -P 4 -R 400 for 2 s: $req requests"
 
 timeout 20 "$load" "$U/json" -c 4 -d 2 -R 200 --json >"$work/out" || fail "a paced run exited $?"
 req=$(num requests)
-[ "$req" -ge 240 ] && [ "$req" -le 410 ] || fail "-R 200 for 2 s made $req requests"
+{ [ "$req" -ge 240 ] && [ "$req" -le 410 ]; } || fail "-R 200 for 2 s made $req requests"
 echo "ok: -R 200 for 2 s: $req requests"
 
 timeout 20 "$load" "$U/nope" -c 2 -d 1 --json >"$work/out" || fail "a 404 run exited $?"
@@ -83,13 +55,12 @@ timeout 20 "$load" "$U/nope" -c 2 -d 1 --json >"$work/out" || fail "a 404 run ex
 echo "ok: 404s counted as status errors"
 
 timeout 20 "$load" "$U/json" -c 1 -d 1 --latency >"$work/out" || true
-grep -q "Latency Distribution" "$work/out" && grep -q "Requests/sec:" "$work/out" ||
+{ grep -q "Latency Distribution" "$work/out" && grep -q "Requests/sec:" "$work/out"; } ||
 	fail "the human report lacks its lines"
 echo "ok: the human report"
 
-kill "$pid" && wait "$pid" 2>/dev/null
-pid=
+stop
 timeout 20 "$load" "$U/json" -c 2 -d 1 --json >"$work/out" || fail "a refused run exited $?"
-[ "$(num requests)" = 0 ] && [ "$(num connect)" -gt 0 ] || fail "no connect errors for a closed port"
+{ [ "$(num requests)" = 0 ] && [ "$(num connect)" -gt 0 ]; } || fail "no connect errors for a closed port"
 echo "ok: a closed port gives connect errors"
 

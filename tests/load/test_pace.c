@@ -207,6 +207,25 @@ static void test_coordinated_omission(void **state)
 	assert_int_equal(max_paced, S);
 }
 
+/* The -n budget: exactly its limit in all, however it is asked for; no limit gives all. */
+static void test_budget(void **state)
+{
+	struct load_budget b = {.limit = 10};
+	struct load_budget none = {0};
+	uint64_t got = 0;
+
+	(void)state;
+	assert_int_equal(load_budget_take(&b, 4), 4);
+	assert_int_equal(load_budget_take(&b, 4), 4);
+	assert_int_equal(load_budget_take(&b, 4), 2); /* the end: fewer */
+	assert_int_equal(load_budget_take(&b, 1), 0);
+	b = (struct load_budget){.limit = 1000};
+	for (int i = 0; i < 2000; i++)
+		got += load_budget_take(&b, 1 + i % 7);
+	assert_int_equal(got, 1000);
+	assert_int_equal(load_budget_take(&none, 9), 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_exact),        cmocka_unit_test(test_interleave),
 		cmocka_unit_test(test_no_drift),     cmocka_unit_test(test_saturate),
 		cmocka_unit_test(test_wait_latency), cmocka_unit_test(test_coordinated_omission),
+		cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -275,6 +275,7 @@ static void test_text(void **state)
 	 * middles, 370043.904 (exact: 370000).
 	 */
 	static const char want[] =
+		"  Protocol: http/1.1\n"
 		"                   Avg      Stdev        Max\n"
 		"  Latency     370.04us     3.29ms   100.00ms\n"
 		"  Latency Distribution\n"
@@ -302,13 +303,25 @@ static void test_text(void **state)
 	assert_non_null(strstr(out, "  Latency     370.04us     3.29ms   100.00ms\n"
 				    "  Paced at 20000 requests/s: latency counts from each "
 				    "request's due time\n  123456 requests"));
+	/* HTTP/2 (--h2): the protocol and its streams, first, in both reports. */
+	r.protocol = "h2c";
+	r.streams = 10;
+	load_report_text(out, sizeof(out), &r, &t, &h);
+	assert_memory_equal(
+		out, "  Protocol: h2c, 10 streams per connection\n                   Avg", 65);
+	load_report_json(out, sizeof(out), &r, &t, &h);
+	assert_non_null(strstr(out, ",\"depth\":1,\"protocol\":\"h2c\",\"streams\":10,\"rate\":"));
+	r.streams = 1;
+	load_report_text(out, sizeof(out), &r, &t, &h);
+	assert_memory_equal(out, "  Protocol: h2c, 1 stream per connection\n", 41);
 }
 
 static void test_json(void **state)
 {
 	static const char want[] =
 		"{\"url\":\"http://127.0.0.1:8080/\",\"method\":\"GET\",\"connections\":100,"
-		"\"workers\":2,\"depth\":1,\"rate\":0,\"duration_ns\":10000000000,"
+		"\"workers\":2,\"depth\":1,\"protocol\":\"http/1.1\",\"streams\":1,\"rate\":0,"
+		"\"duration_ns\":10000000000,"
 		"\"requests\":123456,\"bytes\":12345678,\"requests_per_sec\":12345.600,"
 		"\"bytes_per_sec\":1234567.800,\"latency_ns\":{\"count\":1000,\"min\":100000,"
 		"\"mean\":370044,\"stdev\":3291915,\"max\":100000000,\"p50\":100351,"
@@ -328,13 +341,14 @@ static void test_json(void **state)
 /* Nothing measured: no NaN from 0/0, no division by a zero duration, valid JSON. */
 static void test_empty(void **state)
 {
-	static const char want_text[] = "  Latency: no responses\n"
+	static const char want_text[] = "  Protocol: http/1.1\n"
+					"  Latency: no responses\n"
 					"  0 requests in 0ns, 0B read\n"
 					"Requests/sec:         0.00\n"
 					"Transfer/sec:           0B\n";
 	static const char want_json[] =
 		"{\"url\":\"\",\"method\":\"GET\",\"connections\":0,\"workers\":0,\"depth\":0,"
-		"\"rate\":0,\"duration_ns\":0,\"requests\":0,\"bytes\":0,\"requests_per_sec\":0.000,"
+		"\"protocol\":\"http/1.1\",\"streams\":1,\"rate\":0,\"duration_ns\":0,\"requests\":0,\"bytes\":0,\"requests_per_sec\":0.000,"
 		"\"bytes_per_sec\":0.000,\"latency_ns\":{\"count\":0,\"min\":0,\"mean\":0,"
 		"\"stdev\":0,\"max\":0,\"p50\":0,\"p90\":0,\"p99\":0,\"p99.9\":0,\"clamped\":0},"
 		"\"status\":{},\"errors\":{\"connect\":0,\"read\":0,\"write\":0,\"timeout\":0,"
