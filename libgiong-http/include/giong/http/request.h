@@ -50,8 +50,9 @@ GIONG_API const char *giong_http_request_query(const struct giong_http_request *
  * Host field's value; NULL (and *@len 0) for an HTTP/1.0 request with none. */
 GIONG_API const char *giong_http_request_host(const struct giong_http_request *r, size_t *len);
 
-/* giong_http_request_version() - 11 for HTTP/1.1, 10 for HTTP/1.0 (nothing
- * else is accepted); 0 for a NULL @r. */
+/* giong_http_request_version() - 11 for HTTP/1.1, 10 for HTTP/1.0, 20 for a
+ * stream of HTTP/2 (libgiong-http2; nothing else is accepted); 0 for a NULL
+ * @r. */
 GIONG_API int giong_http_request_version(const struct giong_http_request *r);
 
 /*
