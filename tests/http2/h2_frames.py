@@ -17,6 +17,7 @@ TLS backend asked for.
 import argparse
 import importlib
 import os
+import resource
 import signal
 import sys
 import time
@@ -168,6 +169,57 @@ def client_vanishes(srv):
         expect(k.get("http.open") == 1, "3 s after its client vanished the server still holds %s "
                "connection(s): handlers waiting for a body or a window of a connection gone?"
                % (k.get("http.open", 0) - 1))
+
+
+def server_fds(srv):
+    return len(os.listdir("/proc/%d/fd" % srv.proc.pid))
+
+
+@check()
+def idle_connections_hold_nothing(srv):
+    """1,000 h2c connections that each served one request, then idle: no task, no stack and
+    no receive buffer each (the core's counters stay where they were), and the server's
+    descriptors back where they were once they close."""
+    n = 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 200), hard))
+    with w.session(srv) as probe:
+        def counters():
+            s = probe.get("/stats")
+            expect(s.status == 200, "GET /stats: %s" % s.describe())
+            return w.parse_counters(bytes(s.body).decode())
+        before, fds = counters(), server_fds(srv)
+        conns = []
+        try:
+            for _ in range(n):
+                c = srv.connect()
+                c.start()
+                s = c.get("/json")
+                expect(s.status == 200, "a request on connection %d: %s" % (len(conns), s.describe()))
+                conns.append(c)
+            deadline = time.monotonic() + 3
+            while True:  # parked: each connection's task ends once its answer is out
+                k = counters()
+                if k["http.idle"] >= n or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            expect(k["http.idle"] >= n, "%d of %d connections idle" % (k["http.idle"], n))
+            # The /stats handler runs in both readings: what differs is the connections'.
+            expect(k["core.stacks_live"] == before["core.stacks_live"],
+                   "%d idle connections hold %d stacks" % (n, k["core.stacks_live"]
+                                                          - before["core.stacks_live"]))
+            expect(k["core.recvbufs_held"] <= before["core.recvbufs_held"] + 2,
+                   "%d idle connections hold %d receive buffers" % (
+                       n, k["core.recvbufs_held"] - before["core.recvbufs_held"]))
+        finally:
+            for c in conns:
+                c.close()
+        deadline = time.monotonic() + 3
+        while server_fds(srv) > fds and time.monotonic() < deadline:
+            time.sleep(0.05)
+        expect(server_fds(srv) <= fds, "%d descriptors open 3 s after the connections closed, "
+               "%d before" % (server_fds(srv), fds))
 
 
 @check()

@@ -600,7 +600,7 @@ def parse_counters(text):
     out = {}
     for line in text.splitlines():
         words = line.split()
-        if words and words[0] in ("h2", "http"):
+        if words and words[0] in ("h2", "http", "core"):
             for k, v in zip(words[1::2], words[2::2]):
                 out["%s.%s" % (words[0], k)] = int(v)
     return out
