@@ -154,6 +154,16 @@ static void conn_readable(struct giong_stream *s, void *ctx)
 	}
 }
 
+/* A connection with no task holds no output buffer: back to the worker's cache,
+ * unless its send is in flight (the kernel reads it until batch_sent()). */
+static void give_back_batch(struct giong_http_conn *c)
+{
+	if (!c->sending && c->batch) {
+		batch_put(c->w, c->batch);
+		c->batch = NULL;
+	}
+}
+
 /* On the idle list, or the draining one while its last batch is in flight. */
 int giong__http_conn_park(struct giong_http_conn *c)
 {
@@ -162,11 +172,7 @@ int giong__http_conn_park(struct giong_http_conn *c)
 	int r;
 
 	unpark(c); /* parked already (HTTP/2: waiting, its last exchange just ended) */
-
-	if (!c->sending && c->batch) {
-		batch_put(w, c->batch); /* an idle connection holds no buffer */
-		c->batch = NULL;
-	}
+	give_back_batch(c);
 	c->park = c->sending ? GIONG__HTTP_DRAINING : GIONG__HTTP_IDLE;
 	c->parked_at = giong_now_ms();
 	/* The sweeper sleeps until the first expiry it knew of; one that comes
@@ -195,10 +201,7 @@ int giong__http_conn_wait_bytes(struct giong_http_conn *c)
 {
 	int r;
 
-	if (!c->sending && c->batch) {
-		batch_put(c->w, c->batch);
-		c->batch = NULL;
-	}
+	give_back_batch(c);
 	c->park = GIONG__HTTP_WAITING;
 	r = giong_stream_on_readable(c->s, conn_readable, c);
 	if (r)

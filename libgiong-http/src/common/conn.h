@@ -185,6 +185,12 @@ int giong__http_conn_wait_bytes(struct giong_http_conn *c);
  * one): 0, -EBADMSG missing or malformed, or -errno. */
 int giong__http_read_proxy_header(struct giong_http_conn *c);
 
+/* Shutdown began: the runtime's, or this server's on @c's worker. */
+static inline bool giong__http_shutting_down(const struct giong_http_conn *c)
+{
+	return c->w->shutting_down || giong_is_shutting_down();
+}
+
 /* Count a response of @status on @w. */
 static inline void giong__http_count_status(struct giong__http_worker *w, int status)
 {

@@ -26,11 +26,6 @@ void giong__http_log(const struct giong_http_request *req, const struct giong_ht
 		srv->log(&e, srv->log_ctx);
 }
 
-static bool shutting_down(const struct giong_http_conn *c)
-{
-	return c->w->shutting_down || giong_is_shutting_down();
-}
-
 int giong__http_dispatch(struct giong_http_request *req, struct giong_http_response *res)
 {
 	struct giong_http_conn *c = req->c;
@@ -41,7 +36,7 @@ int giong__http_dispatch(struct giong_http_request *req, struct giong_http_respo
 	int r, hr;
 
 	c->fresh = false;
-	if (!h->keep_alive || shutting_down(c))
+	if (!h->keep_alive || giong__http_shutting_down(c))
 		res->close = true;
 	r = giong_http_router_match(srv->router, h->method, h->method_len, h->path, h->path_len, m);
 	limit = r == 0 && m->body_limit ? m->body_limit : srv->limits.body;
@@ -63,7 +58,7 @@ int giong__http_dispatch(struct giong_http_request *req, struct giong_http_respo
 		hr = m->fn(req, res, m->ctx);
 		if (hr < 0)
 			c->w->stats.handler_errors++;
-		if (shutting_down(c))
+		if (giong__http_shutting_down(c))
 			res->close = true; /* shutdown began while the handler ran */
 		r = giong__http_response_finish(res, hr);
 	}

@@ -18,6 +18,7 @@
 
 #include "common/authority.h"
 #include "common/conn.h"
+#include "common/date.h"
 #include "common/request.h"
 #include "common/token.h"
 
@@ -38,7 +39,13 @@ struct giong_http_stats *giong_http_conn_stats(struct giong_http_conn *c)
 
 bool giong_http_conn_shutting_down(const struct giong_http_conn *c)
 {
-	return giong_is_shutting_down() || (c && c->w->shutting_down);
+	return c ? giong__http_shutting_down(c) : giong_is_shutting_down();
+}
+
+const char *giong_http_date_now(void)
+{
+	_Static_assert(GIONG_HTTP_DATE_LEN == GIONG__HTTP_DATE_LEN, "one Date length");
+	return giong__http_date_now();
 }
 
 const struct giong_http_protocol *giong_http_conn_protocol(const struct giong_http_conn *c)

@@ -207,7 +207,7 @@ static void serve(struct giong_http_conn *c)
 		f.head_start = 0;
 		if (r == 0) { /* nothing left buffered */
 			giong__http_input_release(&f.in);
-			if (c->w->shutting_down || giong_is_shutting_down())
+			if (giong__http_shutting_down(c))
 				break; /* shutdown: what is answered closes, nothing parks */
 			r = giong__http_conn_park(c);
 			if (r == 0)

@@ -130,6 +130,12 @@ GIONG_API bool giong_http_conn_shutting_down(const struct giong_http_conn *c);
 /* The table @c speaks (the one a protocol's serve() was called for). */
 GIONG_API const struct giong_http_protocol *
 giong_http_conn_protocol(const struct giong_http_conn *c);
+/* The Date field's value for now (IMF-fixdate, RFC 9110 5.6.7): the library's
+ * per-thread cache, formatted at most once a second, the one HTTP/1.1 sends.
+ * GIONG_HTTP_DATE_LEN bytes, not NUL-terminated, valid until the calling
+ * thread's next call. Never fails. */
+#define GIONG_HTTP_DATE_LEN 29
+GIONG_API const char *giong_http_date_now(void);
 /* The protocol's state of @c (NULL at first), freed by its conn_free. */
 GIONG_API void *giong_http_conn_state(const struct giong_http_conn *c);
 GIONG_API void giong_http_conn_set_state(struct giong_http_conn *c, void *state);
