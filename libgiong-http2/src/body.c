@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "h2.h"
@@ -169,26 +168,10 @@ static int add_nv(struct h2_stream *st, const char *name, size_t nl, const char 
 	return 0;
 }
 
-/* The Date value of now, cached per second per thread. */
-static const char *date_now(void)
-{
-	static _Thread_local char text[32];
-	static _Thread_local time_t at;
-	time_t now = time(NULL);
-	struct tm tm;
-
-	if (now != at && gmtime_r(&now, &tm)) {
-		strftime(text, sizeof(text), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-		at = now;
-	}
-	return text;
-}
-
 int h2_head_start(struct giong_http_response *res)
 {
 	struct h2_stream *st = of_res(res);
 	char digits[4];
-	const char *date = date_now();
 	int r;
 
 	if (st->closed)
@@ -196,7 +179,8 @@ int h2_head_start(struct giong_http_response *res)
 	st->nnv = 0;
 	st->nvbuf_len = 0;
 	snprintf(digits, sizeof(digits), "%03d", giong_http_response_status_code(res));
-	if ((r = add_nv(st, ":status", 7, digits, 3)) || (r = add_nv(st, "date", 4, date, 29)))
+	if ((r = add_nv(st, ":status", 7, digits, 3)) ||
+	    (r = add_nv(st, "date", 4, giong_http_date_now(), GIONG_HTTP_DATE_LEN)))
 		return r;
 	return 0;
 }

@@ -220,10 +220,8 @@ static void sent(struct giong_http_conn *c, bool broken)
 		pump(h); /* what nghttp2 queued meanwhile (a GOAWAY), then the end */
 		return;
 	}
-	/* Streams that wait for their bytes to leave may go on. */
-	for (struct h2_stream *st = h->streams; st; st = st->next)
-		if (st->task)
-			h2_stream_wake(st);
+	/* More of nghttp2's output, next turn: a handler waiting for its bytes to leave
+	 * is woken as the pump takes them (h2_data_send()). */
 	h2_want_write(h);
 }
 

@@ -75,7 +75,7 @@ struct h2_stream {
 	struct giong_http_field *fields;
 	uint32_t nfields, fields_cap;
 	struct giong_http_head_in head;
-	uint32_t header_bytes; /* RFC 9113 6.5.2's count: names, values, 32 each */
+	uint64_t header_bytes; /* RFC 9113 6.5.2's count: names, values, 32 each */
 	int refuse;            /* a status to answer instead (431), or 0 */
 	/* The request body: received and not yet read, then read (kept until the end). */
 	struct h2_chunk *in, *in_tail, *read;

@@ -139,9 +139,10 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, nghttp2_rcb
 	if (!st || frame->hd.type != NGHTTP2_HEADERS || st->req)
 		return 0; /* trailers: not given to handlers (their fields are checked by nghttp2) */
 	/* Counted as RFC 9113 6.5.2 counts; past the budget nothing more is kept. */
-	st->header_bytes += (uint32_t)(n.len + v.len + 32 > UINT32_MAX / 2 ? UINT32_MAX / 2
-									   : n.len + v.len + 32);
-	if (st->refuse || st->header_bytes > st->h->p->opt.header_list_max) {
+	if (st->refuse)
+		return 0;
+	st->header_bytes += n.len + v.len + 32;
+	if (st->header_bytes > st->h->p->opt.header_list_max) {
 		st->refuse = 431;
 		return 0;
 	}
