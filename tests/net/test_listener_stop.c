@@ -5,7 +5,8 @@
  * one), still gives the ones it had accepted, then -ESHUTDOWN, also to a
  * task that was parked in accept; a stopped Unix listener refuses connects; an
  * inherited socket is not shut down (its other owner still listens);
- * stopping twice is fine, bad arguments are refused, nothing leaks.
+ * stopping twice is fine, bad arguments are refused, nothing leaks; a listener
+ * closed at once does not take the next one's connections.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -211,12 +212,69 @@ static void test_unix(void **state)
 	gt_assert_fds(fds);
 }
 
+/* A listener closed right after it was made (its multishot accept not yet
+ * submitted), then another, which gets the same descriptor number: the new
+ * one's accept must get its connection. It did not when the close was a
+ * close(2) at once: the stale accept was submitted on the new socket. */
+struct reopened {
+	int rounds, accepted, ret;
+};
+
+static void reopened_main(unsigned w, void *arg)
+{
+	struct reopened *t = arg;
+
+	(void)w;
+	for (int i = 0; i < t->rounds && !t->ret; i++) {
+		struct giong_listen_options o = {.no_reuseport = true};
+		struct giong_listener *first, *l;
+		struct giong_stream *c, *s;
+		char addr[64];
+		uint64_t saved;
+
+		if ((t->ret = giong_tcp_listen("127.0.0.1:0", &o, &first)))
+			return;
+		giong_listener_close(first);
+		if ((t->ret = giong_tcp_listen("127.0.0.1:0", &o, &l)))
+			return;
+		struct giong_addr a;
+
+		giong_listener_addr(l, &a);
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", giong_addr_port(&a));
+		if (!(t->ret = giong_tcp_connect(addr, &c))) {
+			saved = giong_deadline_in(5000);
+			t->ret = giong_tcp_accept(l, &s);
+			giong_deadline_restore(saved);
+			if (!t->ret) {
+				t->accepted++;
+				giong_stream_close(s);
+			}
+			giong_stream_close(c);
+		}
+		giong_listener_close(l);
+	}
+}
+
+static void test_reopened(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct reopened t = {.rounds = 20};
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&c, reopened_main, &t, NULL);
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.accepted, t.rounds);
+	gt_assert_fds(fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp),
 		cmocka_unit_test(test_unix),
 		cmocka_unit_test(test_inherited),
+		cmocka_unit_test(test_reopened),
 	};
 
 	gt_require_uring();

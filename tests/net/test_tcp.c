@@ -510,7 +510,7 @@ static int accept_from(struct giong_listener *l, struct giong_stream *c, struct 
  * view of listeners on @port (ss: Recv-Q is a listener's accept queue; two
  * listeners mean another socket took the connection). It said "kernel 1,
  * giong 0" when a listener closed just before this one had left its accept
- * unsubmitted on the number this one reused (test_listener_reopened). */
+ * unsubmitted on the number this one reused (test_listener_stop.c's test_reopened). */
 static void explain_accept_timeout(struct giong_listener *l, int port)
 {
 	char cmd[96];
@@ -591,59 +591,6 @@ static void test_ipv6_writev(void **state)
 	assert_int_equal(v.read_ret, 15);
 	assert_memory_equal(v.got, "hello over ipv6", 15);
 	assert_int_equal(v.v4_on_v6only, -ECONNREFUSED);
-	gt_assert_fds(fds);
-}
-
-/* A listener closed right after it was made (its multishot accept not yet
- * submitted), then another, which gets the same descriptor number: the new
- * one's accept must get its connection. It did not when the close was a
- * close(2) at once: the stale accept was submitted on the new socket. */
-struct reopened {
-	int rounds, accepted, ret;
-};
-
-static void reopened_main(unsigned w, void *arg)
-{
-	struct reopened *t = arg;
-
-	(void)w;
-	for (int i = 0; i < t->rounds && !t->ret; i++) {
-		struct giong_listen_options o = {.no_reuseport = true};
-		struct giong_listener *first, *l;
-		struct giong_stream *c, *s;
-		char addr[64];
-		uint64_t saved;
-
-		if ((t->ret = giong_tcp_listen("127.0.0.1:0", &o, &first)))
-			return;
-		giong_listener_close(first);
-		if ((t->ret = giong_tcp_listen("127.0.0.1:0", &o, &l)))
-			return;
-		snprintf(addr, sizeof(addr), "127.0.0.1:%d", nt_listener_port(l));
-		if (!(t->ret = giong_tcp_connect(addr, &c))) {
-			saved = giong_deadline_in(5000);
-			t->ret = giong_tcp_accept(l, &s);
-			giong_deadline_restore(saved);
-			if (!t->ret) {
-				t->accepted++;
-				giong_stream_close(s);
-			}
-			giong_stream_close(c);
-		}
-		giong_listener_close(l);
-	}
-}
-
-static void test_listener_reopened(void **state)
-{
-	struct giong_config c = gt_config(1);
-	struct reopened t = {.rounds = 20};
-	int fds = gt_count_fds();
-
-	(void)state;
-	gt_run(&c, reopened_main, &t, NULL);
-	assert_int_equal(t.ret, 0);
-	assert_int_equal(t.accepted, t.rounds);
 	gt_assert_fds(fds);
 }
 
@@ -894,7 +841,6 @@ int main(void)
 		cmocka_unit_test(test_echo_8mb_plain_client),
 		cmocka_unit_test(test_echo_8mb_plain_server),
 		cmocka_unit_test(test_ipv6_writev),
-		cmocka_unit_test(test_listener_reopened),
 		cmocka_unit_test(test_500_connections),
 		cmocka_unit_test(test_1300_connections_two_workers),
 	};
