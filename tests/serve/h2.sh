@@ -88,6 +88,18 @@ metric_at_least() {
 	[ "$(metric "$1" "$2")" -ge "$3" ]
 }
 
+# h2_requests PORT - the requests giong-serve counted as HTTP/2's at PORT's /metrics.
+h2_requests() {
+	timeout 10 curl -sS --max-time 5 --http1.1 "http://127.0.0.1:$1/metrics" |
+		awk '/^giong_serve_requests_by_protocol_total/ && /protocol="h2"/ { s += $NF }
+			END { print s + 0 }'
+}
+
+# h2_requests_at_least PORT MIN - as metric_at_least, for the HTTP/2 requests.
+h2_requests_at_least() {
+	[ "$(h2_requests "$1")" -ge "$2" ]
+}
+
 # open_only_scrape - is the scrape's own connection the only one open on $port?
 open_only_scrape() {
 	[ "$(metric giong_http_connections_open "$port")" = 1 ]
@@ -217,12 +229,9 @@ for be in "${runs[@]}"; do
 		no "giong_http2_streams_total $(metric giong_http2_streams_total "$port"), expected >= $want_streams"
 	wait_for 5 metric_at_least giong_http2_connections_total "$port" "$want_conns" ||
 		no "giong_http2_connections_total $(metric giong_http2_connections_total "$port"), expected >= $want_conns"
-	h2req=$(timeout 10 curl -sS --max-time 5 "http://127.0.0.1:$port/metrics" |
-		awk '/^giong_serve_requests_by_protocol_total/ && /protocol="h2"/ { s += $NF }
-			END { print s + 0 }')
-	[ "$h2req" -ge "$want_streams" ] ||
-		no "giong_serve_requests_by_protocol_total{protocol=\"h2\"} $h2req, expected >= $want_streams"
-	metric_at_least giong_serve_requests_by_protocol_total "$port" $((want_streams + 1)) ||
+	wait_for 5 h2_requests_at_least "$port" "$want_streams" ||
+		no "giong_serve_requests_by_protocol_total{protocol=\"h2\"} $(h2_requests "$port"), expected >= $want_streams"
+	wait_for 5 metric_at_least giong_serve_requests_by_protocol_total "$port" $((want_streams + 1)) ||
 		no "no HTTP/1.1 request counted beside HTTP/2's"
 	finish
 
