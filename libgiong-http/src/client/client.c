@@ -27,6 +27,36 @@ static uint32_t or_default(uint32_t v, uint32_t d)
 	return v ? v : d;
 }
 
+/* A protocol table whose client side this build can run. */
+static bool client_protocol_usable(const struct giong_http_protocol *p)
+{
+	return p->abi == GIONG_HTTP_PROTOCOL_ABI && p->size >= sizeof(*p) && p->name && *p->name &&
+	       p->client_open && p->client_usable && p->client_streams && p->client_close &&
+	       p->client_request && p->client_body && p->client_response && p->client_next &&
+	       p->client_end;
+}
+
+/* Copy the options' protocol list into @cli (o.protocols then points at the copy):
+ * 0, or -EINVAL for a table without the client's calls, more than the list holds,
+ * or prior knowledge with no protocol to speak. */
+static int take_protocols(struct giong_http_client *cli)
+{
+	const struct giong_http_protocol *const *list = cli->o.protocols;
+	size_t n = 0;
+
+	cli->o.protocols = NULL;
+	for (; list && list[n]; n++)
+		if (n >= GIONG__HTTP_CLIENT_PROTOCOLS || !client_protocol_usable(list[n]))
+			return -EINVAL;
+	if (cli->o.prior_knowledge && !n)
+		return -EINVAL;
+	if (n) {
+		memcpy(cli->protocols, list, n * sizeof(*list));
+		cli->o.protocols = cli->protocols;
+	}
+	return 0;
+}
+
 int giong_http_client_new(const struct giong_http_client_options *opts,
 			  struct giong_http_client **ret)
 {
@@ -51,7 +81,8 @@ int giong_http_client_new(const struct giong_http_client_options *opts,
 	cli->o.pool_max = or_default(cli->o.pool_max, GIONG_HTTP_CLIENT_POOL);
 	cli->o.idle_timeout_ms =
 		or_default(cli->o.idle_timeout_ms, GIONG_HTTP_CLIENT_IDLE_TIMEOUT_MS);
-	if (cli->o.head_max > 16u * 1024 * 1024 || cli->o.fields_max > 65535) {
+	if (cli->o.head_max > 16u * 1024 * 1024 || cli->o.fields_max > 65535 ||
+	    take_protocols(cli)) {
 		free(cli);
 		return -EINVAL; /* the parser's bounds (giong_http_limits_check()) */
 	}

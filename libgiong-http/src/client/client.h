@@ -27,6 +27,7 @@
 #include <giong/core.h>
 #include <giong/http/client.h>
 #include <giong/http/limits.h>
+#include <giong/http/protocol.h>
 
 #include "h1/chunked.h"
 #include "giong_private.h"
@@ -89,9 +90,14 @@ struct giong__http_cworker {
 	struct giong__http_reply_memo memo; /* the last head verified (reply_memo.h) */
 };
 
+/* Protocols a client takes beside HTTP/1.1 (giong_http_client_options.protocols). */
+#define GIONG__HTTP_CLIENT_PROTOCOLS 8u
+
 struct giong_http_client {
 	struct giong_http_client_options o; /* with the defaults filled in */
-	struct giong_http_limits lim;       /* the response parser's (head, fields, body) */
+	/* o.protocols' copy, NULL-terminated */
+	const struct giong_http_protocol *protocols[GIONG__HTTP_CLIENT_PROTOCOLS + 1];
+	struct giong_http_limits lim; /* the response parser's (head, fields, body) */
 	_Atomic(struct giong__http_slots *) workers;
 };
 

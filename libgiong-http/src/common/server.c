@@ -11,6 +11,7 @@
  * timer; the sweeper is one task per worker, asleep until the first expiry.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,15 @@ static const struct giong_http_protocol *choose_protocol(struct giong_http_conn 
 	return &giong__http1_ops;
 }
 
-/* A protocol table this build can run: its layout, a name, every required call. */
+/* A protocol table this build can serve: its layout (the client's calls may be left
+ * out), a name, every required call. */
 static bool protocol_usable(const struct giong_http_protocol *p)
 {
-	return p->abi == GIONG_HTTP_PROTOCOL_ABI && p->size >= sizeof(*p) && p->name && *p->name &&
-	       p->serve && p->body_begin && p->body_next && p->interim && p->head_start &&
-	       p->head_field && p->head_end && p->body && p->body_write && p->body_end &&
-	       p->sendfile && p->head_cancel &&
+	return p->abi == GIONG_HTTP_PROTOCOL_ABI &&
+	       p->size >= offsetof(struct giong_http_protocol, client_open) && p->name &&
+	       *p->name && p->serve && p->body_begin && p->body_next && p->interim &&
+	       p->head_start && p->head_field && p->head_end && p->body && p->body_write &&
+	       p->body_end && p->sendfile && p->head_cancel &&
 	       (!(p->caps & GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE) ||
 		(p->preface && p->preface_len >= 16));
 }

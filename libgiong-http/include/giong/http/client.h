@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * giong/http/client.h - an HTTP/1.1 client over giong_stream.
+ * giong/http/client.h - an HTTP client over giong_stream: HTTP/1.1, and the
+ * protocols a program passes by pointer (HTTP/2: libgiong-http2).
  *
  * A client is settings, made once and shared read-only by every worker;
  * each worker keeps its own pool of idle connections, per origin (scheme,
@@ -78,6 +79,7 @@ GIONG_BEGIN_DECLS
 struct giong_http_client;
 struct giong_http_exchange;
 struct giong_http_pipeline;
+struct giong_http_protocol;
 
 /*
  * A connector for https:// (and any origin whose scheme needs a layer over
@@ -116,6 +118,20 @@ struct giong_http_client_options {
 	bool no_keep_alive;            /* send Connection: close, pool nothing */
 	giong_http_connect_fn connect; /* https://; NULL: https:// is -EPROTONOSUPPORT */
 	void *connect_ctx;
+	/*
+	 * Protocols beside HTTP/1.1 (NULL-terminated, at most 8; NULL: HTTP/1.1
+	 * only), each a table with the client's calls (<giong/http/protocol.h>):
+	 * libgiong-http2's giong_http2(). Over https:// the client speaks the one
+	 * the server chose by ALPN (the connector's TLS configuration offers their
+	 * names first: giong_tls_config_alpn(cfg, {"h2", "http/1.1"})), else
+	 * HTTP/1.1. Over http:// it speaks the first of them from the first byte
+	 * when @prior_knowledge is set (h2c: the server must speak it), else
+	 * HTTP/1.1. On such a connection the exchanges to one origin run as
+	 * streams side by side, up to the server's limit of concurrent streams;
+	 * the API is the same. docs/http2.md ("The client") has the differences.
+	 */
+	const struct giong_http_protocol *const *protocols;
+	bool prior_knowledge;
 };
 
 /* A worker's counters (giong_http_client_stats()). */
@@ -130,6 +146,8 @@ struct giong_http_client_stats {
 	uint32_t idle;          /* connections in the pool now */
 	uint64_t pipelines;     /* pipelines begun */
 	uint64_t pipelined;     /* requests sent in pipelines (sent again: counted in retries) */
+	uint64_t streams;       /* requests sent as streams of another protocol (HTTP/2) */
+	uint64_t multiplexed;   /* ... of them on a connection other streams were open on */
 };
 
 /*

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * giong/http/protocol.h - the protocol table: what a second wire protocol
- * (HTTP/2: libgiong-http2's giong_http2()) provides for the server to run it,
- * and the calls it makes back. For protocol authors; programs only pass the
- * pointer such a library returns in giong_http_server_options.protocols.
+ * (HTTP/2: libgiong-http2's giong_http2()) provides for the server and the
+ * client to run it, and the calls it makes back. For protocol authors;
+ * programs only pass the pointer such a library returns in
+ * giong_http_server_options.protocols and giong_http_client_options.protocols.
  *
  * Split of the work (the TLS backend table, <giong/tls/backend.h>, is the
  * model): libgiong-http owns the connection (accept, wrap, parking with no
@@ -49,12 +50,22 @@ GIONG_BEGIN_DECLS
 /* A server connection, as its protocol sees it: opaque. */
 struct giong_http_conn;
 struct giong_http_stats;
+struct giong_http_client_options;
+struct giong_http_request_out;
+struct giong_http_reply_in;
 
 /* Capability flags (struct giong_http_protocol.caps). */
 enum {
 	/* Spoken on a connection without ALPN when the client starts with
 	 * .preface (HTTP/2's "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"). */
 	GIONG_HTTP_PROTOCOL_PRIOR_KNOWLEDGE = 1u << 0,
+};
+
+/* One field of a head (a request's or a response's), in the memory of whoever
+ * made it. */
+struct giong_http_field {
+	const char *name, *value;
+	uint32_t name_len, value_len;
 };
 
 /*
@@ -114,6 +125,69 @@ struct giong_http_protocol {
 	int (*sendfile)(struct giong_http_response *res, int fd, off_t off, uint64_t len);
 	/* Take back a begun response none of which left. Never suspends. */
 	void (*head_cancel)(struct giong_http_response *res);
+
+	/* --- the client (optional: all NULL, or a .size that ends before them, for a
+	 * protocol that only serves) ---------------------------------------------------------
+	 * libgiong-http's client owns the connection (connect, TLS, the pool, closing) and
+	 * the exchange; the protocol owns a session over the connection's stream and one
+	 * stream of it per exchange. Each call runs in an exchange's task, under the
+	 * deadline the client set for that step (the head or the body timeout, as the
+	 * task's deadline), and may suspend unless said. Tasks of several exchanges call
+	 * into one session at once: the protocol serialises its reads and writes. */
+	/* A session over @s (connected; ALPN chose this protocol, or prior knowledge), its
+	 * preface and settings queued, with the response limits of @o (head_max,
+	 * fields_max). 0 and the session in *@session, or -errno (the client closes @s). */
+	int (*client_open)(struct giong_stream *s, const struct giong_http_client_options *o,
+			   void **session);
+	/* Whether @session takes a new stream: 1; 0 while at the server's limit
+	 * (client_request() waits for room); -errno once it can take none again (a GOAWAY
+	 * came, the connection failed): new exchanges go to another connection. Never
+	 * suspends. */
+	int (*client_usable)(void *session);
+	/* The streams open on @session (0: idle, the client may pool it). Never suspends. */
+	unsigned (*client_streams)(void *session);
+	/* Free @session, none of whose streams is open; its stream stays the client's.
+	 * Never suspends. */
+	void (*client_close)(void *session);
+	/* Open a stream on @session for @rq (waiting for room under the deadline): 0 and
+	 * the stream in *@st, or -errno. */
+	int (*client_request)(void *session, const struct giong_http_request_out *rq, void **st);
+	/* Request body bytes @p[0..@len), lent until the call returns; @last: the end of
+	 * the body (a sized body's last bytes, or the end of a streamed one, @len 0 then).
+	 * 0 once they are on their way, or -errno. */
+	int (*client_body)(void *st, const void *p, size_t len, bool last);
+	/* The final response head, interim ones skipped, in *@h (the protocol's memory,
+	 * valid until client_end()): its status (200..599), or -errno: -EMSGSIZE (over
+	 * head_max or fields_max), -EBADMSG (malformed), -ECONNRESET (reset, or the
+	 * connection ended), -EAGAIN (the server refused the stream unprocessed:
+	 * REFUSED_STREAM, or past a GOAWAY's last stream: the request may go again). */
+	int (*client_response)(void *st, struct giong_http_reply_in *h);
+	/* The next span of the response body, lent until the next call or client_end():
+	 * its length, 0 at the end of the body, or -errno as client_response(). */
+	ssize_t (*client_next)(void *st, const void **data);
+	/* End and free @st: 1 when it ended whole (its response read to the end, the
+	 * request sent), 0 when it had to be reset. The session goes on either way.
+	 * Never suspends. */
+	int (*client_end)(void *st);
+};
+
+/* A client's request as libgiong-http hands it to a protocol (client_request()): the
+ * exchange's memory, valid until the call returns. */
+struct giong_http_request_out {
+	const char *method, *scheme, *authority, *path;
+	size_t method_len, scheme_len, authority_len, path_len;
+	const struct giong_http_field *fields; /* the caller's fields, names as given */
+	uint32_t nfields;
+	int64_t content_length; /* the body's length; -1: streamed, or none */
+	bool has_body;          /* body bytes follow by client_body() */
+};
+
+/* A response head as a client protocol received it (client_response()). */
+struct giong_http_reply_in {
+	int status;
+	const struct giong_http_field *fields; /* the regular fields, names lowercase */
+	uint32_t nfields;
+	int64_t content_length; /* -1: not given */
 };
 
 /* ------------------------------------------------------------ the connection */
@@ -205,12 +279,6 @@ GIONG_API int giong_http_conn_idle(struct giong_http_conn *c);
 GIONG_API void giong_http_conn_close(struct giong_http_conn *c);
 
 /* ------------------------------------------------------------ exchanges */
-
-/* One field of a request head, in the protocol's memory. */
-struct giong_http_field {
-	const char *name, *value;
-	uint32_t name_len, value_len;
-};
 
 /* A request head as a protocol received it: the memory is the protocol's and
  * must stay until giong_http_exchange_free(). */
