@@ -248,10 +248,36 @@ static void basics_main(unsigned worker, void *arg)
 	gt_check_int_equal(n, 27);
 	free(body);
 
+	/* a pipeline: its requests go as streams at once, handed back in order, the
+	 * second ended unread (only its stream is reset) */
+	{
+		struct giong_http_pipeline *pl;
+		int k = 0;
+
+		gt_check_int_equal(giong_http_pipeline_begin(c->cli, 0, &pl), 0);
+		for (int i = 0; i < 5; i++) {
+			snprintf(url, sizeof(url), "%s/big?n=%d", c->sv->base, 1000 * (i + 1));
+			gt_check_int_equal(giong_http_exchange_begin(c->cli, "GET", url, &ex), 0);
+			gt_check_int_equal(giong_http_pipeline_add(pl, ex, NULL, 0), 0);
+		}
+		while ((status = giong_http_pipeline_next(pl, &ex)) != 0) {
+			k++;
+			gt_check_int_equal(status, 200);
+			if (k != 2) {
+				n = giong_http_exchange_body(ex, &data);
+				if (gt_check_int_equal(n, 1000 * k))
+					gt_check_true(pattern_ok(data, (size_t)n, 0));
+			}
+			gt_check_int_equal(giong_http_exchange_end(ex), 1);
+		}
+		gt_check_int_equal(k, 5);
+		gt_check_int_equal(giong_http_pipeline_end(pl), 1);
+	}
+
 	/* every exchange above was an HTTP/2 stream, all on one connection */
 	gt_check_int_equal(giong_http_client_stats(c->cli, 0, &cs), 0);
 	gt_check_int_equal(cs.streams, cs.exchanges);
-	gt_check_int_equal(cs.exchanges, 11);
+	gt_check_int_equal(cs.exchanges, 16);
 	gt_check_int_equal(cs.connects, 1);
 	gt_check_int_equal(giong_http_client_close_idle(c->cli), 1);
 }

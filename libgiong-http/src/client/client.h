@@ -183,6 +183,7 @@ struct giong_http_pipeline {
 	unsigned flags;                  /* enum giong_http_pipeline_flags */
 	bool sent, reused, retried;
 	bool unsafe; /* a method that is not idempotent is in: never sent again */
+	bool mux;    /* conn speaks another protocol: each exchange is a stream of it */
 	int pooled;  /* what the last exchange's end did with conn */
 	int error;   /* sticky: every later exchange fails with it */
 };
