@@ -283,7 +283,8 @@ static int take_conn(struct giong_http_exchange *ex)
 		return 0;
 	}
 	ex->reused = false;
-	o->opening = w->cli->o.protocols != NULL;
+	/* Only a connection that may speak another protocol can be shared. */
+	o->opening = w->cli->o.protocols && (o->tls || w->cli->o.prior_knowledge);
 	r = giong__http_cconn_open(w, o, &c);
 	if (o->opening) {
 		o->opening = false;

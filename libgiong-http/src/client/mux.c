@@ -117,10 +117,9 @@ int giong__http_mux_release(struct giong_http_exchange *ex)
 {
 	struct giong__http_cconn *c = ex->conn;
 	struct giong__http_origin *o;
-	int whole = 1;
 
 	if (ex->pst)
-		whole = c->proto->client_end(ex->pst);
+		(void)c->proto->client_end(ex->pst); /* reset unless whole: the others go on */
 	ex->pst = NULL;
 	ex->conn = NULL;
 	ex->mrest_len = 0;
@@ -132,7 +131,6 @@ int giong__http_mux_release(struct giong_http_exchange *ex)
 		o->mux = NULL;
 		c->origin_mux = NULL;
 	}
-	(void)whole;
 	if (c->proto->client_usable(c->session) >= 0 && !ex->w->cli->o.no_keep_alive) {
 		int pooled = giong__http_pool_put(c, ex->origin);
 
