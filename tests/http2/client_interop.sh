@@ -14,27 +14,11 @@ certs=$(cd "$2" && pwd)
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 peers=$here/../../bench/load/h2-peers
-# shellcheck source=/dev/null
+# shellcheck source=tests/support/ports.sh
 . "$here/../support/ports.sh" # port_base
 
-tmp=$(mktemp -d)
-pid=
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fails=0
-ok() { echo "pass $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	fails=$((fails + 1))
-}
+# shellcheck source=tests/http2/checks.sh
+. "$(dirname "$0")/checks.sh" # tmp, pid (stopped at exit), ok, fail, fails
 
 # listening PORT: something accepts on 127.0.0.1:PORT.
 listening() {
