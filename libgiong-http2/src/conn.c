@@ -44,7 +44,11 @@ static void end(struct h2_conn *h)
 		giong_timer_stop(&h->linger);
 	}
 	giong_timer_stop(&h->linger);
-	giong_http_conn_close(h->c); /* conn_free() frees @h, now or once a send ends */
+	/* Not a plain close: a client still reading the last DATA sends WINDOW_UPDATEs,
+	 * and a close with those unread (or before they come) resets the connection,
+	 * destroying what it had not read yet (a download cut at shutdown). conn_free()
+	 * frees @h once the client closed too, or the linger is over. */
+	giong_http_conn_linger(h->c);
 }
 
 static void linger_over(struct giong_timer *t, void *ctx)
