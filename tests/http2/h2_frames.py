@@ -224,6 +224,47 @@ def idle_connections_hold_nothing(srv):
 
 
 @check()
+def handler_errors_only_for_cut_responses(srv):
+    """A handler whose response went whole is no error, even when the client closes the
+    connection the moment the last DATA came (h2load's way; 5 sendfile bodies at a time,
+    10 times); one whose response the client cut is one (giong_http_stats.handler_errors,
+    counted as the handler returns: read once every connection but the probe is gone)."""
+    with w.session(srv) as probe:
+        def settled():
+            deadline = time.monotonic() + 3
+            while True:
+                s = probe.get("/stats")
+                expect(s.status == 200, "GET /stats: %s" % s.describe())
+                k = w.parse_counters(bytes(s.body).decode())
+                if k["http.open"] == 1 or time.monotonic() > deadline:
+                    return k["http.handler_errors"]
+                time.sleep(0.05)
+        before, size = settled(), 1048576 + 123
+        for _ in range(10):
+            c = srv.connect()
+            try:
+                c.start({w.S_INITIAL_WINDOW_SIZE: 1 << 24})
+                c.send(w.window_update(0, 1 << 26))
+                sids = [c.request("GET", "/file") for _ in range(5)]
+                c.pump(lambda: all(c.streams[i].done for i in sids), 10)
+                for i in sids:
+                    expect(c.streams[i].ended and len(c.streams[i].body) == size,
+                           "/file: %s" % c.streams[i].describe())
+            finally:
+                c.close()
+        after = settled()
+        expect(after == before, "%d handler errors for 50 whole responses" % (after - before))
+        c = srv.connect()
+        c.start()
+        c.auto_window = False  # /big's handler waits in its write for our window
+        sid = c.request("GET", "/big?n=8000000")
+        c.pump(lambda: len(c.streams[sid].body) >= w.DEFAULT_WINDOW, 5)
+        c.close()
+        cut = settled()
+        expect(cut == after + 1, "%d handler errors for one response cut, not 1" % (cut - after))
+
+
+@check()
 def status_204_no_body(srv):
     with w.session(srv) as c:
         s = c.get("/status/204")
