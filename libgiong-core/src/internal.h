@@ -99,6 +99,7 @@ struct giong_runtime {
 	unsigned nworkers;
 	atomic_bool shutdown;
 	atomic_bool grace_skipped; /* a second signal: cancel every task now */
+	uint64_t signal_at;        /* the first signal's giong__clock_ms() (worker 0's), or 0 */
 	atomic_int state;          /* 0 new, 1 running, 2 done */
 	/*
 	 * When may a worker end? When no task is left anywhere, for a task on

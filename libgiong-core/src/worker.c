@@ -21,6 +21,10 @@
 __thread struct giong__worker *giong__tls_worker __attribute__((tls_model("initial-exec")));
 
 #define GIONG__DRAIN_MS 2000 /* how long exit waits for the kernel to confirm */
+/* A signal this soon after the one that began the shutdown is that one delivered
+ * twice, not a second request: timeout(1) signals its child, then its process group
+ * with the child in it. It does not skip the grace. */
+#define GIONG__SIGNAL_REPEAT_MS 250
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -84,10 +88,16 @@ static void signal_done(void *ctx, int res, unsigned flags)
 	(void)flags;
 	w->sig_armed = false;
 	if (res > 0) {
+		uint64_t now = giong__clock_ms();
+		bool repeat = w->rt->signal_at && now - w->rt->signal_at < GIONG__SIGNAL_REPEAT_MS;
+
 		/* A second signal while shutting down: stop waiting for grace,
 		 * on every worker (each reads the flag in check_lifecycle()). */
-		if (atomic_load(&w->rt->shutdown) && !atomic_exchange(&w->rt->grace_skipped, true))
+		if (atomic_load(&w->rt->shutdown) && !repeat &&
+		    !atomic_exchange(&w->rt->grace_skipped, true))
 			giong__wake_all_workers(w->rt);
+		if (!w->rt->signal_at)
+			w->rt->signal_at = now;
 		giong__shutdown_begin(w->rt);
 	}
 	if (!w->draining && res != -ECANCELED)

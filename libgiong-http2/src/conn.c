@@ -45,7 +45,15 @@ static void end(struct h2_conn *h)
 		giong_timer_stop(&h->linger);
 	}
 	giong_timer_stop(&h->linger);
-	giong_http_conn_close(h->c); /* conn_free() frees @h, now or once a send ends */
+	/* Not a plain close while the client may still read: a client reading the last
+	 * DATA sends WINDOW_UPDATEs, and a close with those unread (or before they come)
+	 * resets the connection, destroying what it had not read yet (a download cut at
+	 * shutdown). conn_free() frees @h once the client closed too, or the linger is
+	 * over; at once for a client that closed already. */
+	if (h->peer_closed)
+		giong_http_conn_close(h->c);
+	else
+		giong_http_conn_linger(h->c);
 }
 
 static void linger_over(struct giong_timer *t, void *ctx)
@@ -323,8 +331,10 @@ static void serve(struct giong_http_conn *c)
 
 			got = giong_stream_recv(giong_http_conn_stream(c), &rb);
 			giong_deadline_restore(saved);
-			if (got <= 0)
+			if (got <= 0) {
+				h->peer_closed = true; /* its end, an error, the idle timeout */
 				break;
+			}
 			if (feed(h, giong_recvbuf_data(rb), (size_t)got))
 				h->dead = true;
 			giong_recvbuf_release(rb);

@@ -119,6 +119,7 @@ struct h2_conn {
 	bool writer;          /* a task writes the batch with waiting (counted in tasks) */
 	bool pumping;         /* inside pump(): the batch is being filled */
 	bool draining;        /* ending: parked until its last send left (end()) */
+	bool peer_closed;     /* the client's end (or an error) came: no linger for it */
 	uint32_t new_streams; /* streams begun in the current receive */
 	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */

@@ -7,7 +7,8 @@
  * in the tick its task finished; zeros in the
  * config meaning the defaults; a runtime started from inside a task; a
  * worker with nothing to do after the grace period parking instead of
- * spinning; a second SIGTERM ending the grace on every worker.
+ * spinning; a second SIGTERM ending the grace on every worker, and the first
+ * one delivered twice at once (timeout(1) does) not ending it.
  *
  * Tasks record what they see; the asserts run after the runtime has ended
  * (a CMocka failure must not longjmp off a fiber stack).
@@ -352,6 +353,10 @@ static void test_idle_worker_parks_after_grace(void **state)
 
 /* ------------------------------------------ a second SIGTERM, 2 workers */
 
+/* Past the runtime's window for one signal delivered twice (worker.c's
+ * GIONG__SIGNAL_REPEAT_MS, 250 ms), with room. */
+#define SIGNAL_REPEAT_US 600000
+
 static intptr_t announce_shutdown(void *arg)
 {
 	(void)arg;
@@ -376,25 +381,33 @@ static void two_sig_main(unsigned w, void *arg)
 		_exit(4);
 }
 
-static void test_second_signal_every_worker(void **state)
+/* Run two_sig_main() on 2 workers in a child (grace: 30 s) and SIGTERM it once it
+ * runs; returns once the first signal was taken. Its PID; the pipe in *@from_child. */
+static pid_t run_first_signal(int *from_child)
 {
 	struct giong_config c = gt_config(2);
-	int from_child, status = 0;
 	pid_t pid;
 	char b;
 
-	(void)state;
 	c.shutdown_on_signals = true;
 	c.shutdown_grace_ms = 30000;
-	pid = gt_fork_run(&c, two_sig_main, NULL, &from_child);
-	assert_int_equal(read(from_child, &b, 1), 1);
+	pid = gt_fork_run(&c, two_sig_main, NULL, from_child);
+	assert_int_equal(read(*from_child, &b, 1), 1);
 	assert_int_equal(b, 'r');
 	kill(pid, SIGTERM);
-	assert_int_equal(read(from_child, &b, 1), 1); /* the first one was taken */
+	assert_int_equal(read(*from_child, &b, 1), 1); /* the first one was taken */
 	assert_int_equal(b, 's');
+	return pid;
+}
+
+/* SIGTERM @pid past the repeat window: both workers' mains are cancelled at once, well
+ * within 10 s (the grace is 30 s), and the child exits 42. */
+static void second_signal_ends(pid_t pid, int from_child)
+{
+	int status = 0;
+
+	usleep(SIGNAL_REPEAT_US); /* a second request, not the first one again */
 	kill(pid, SIGTERM);
-	/* Both workers' mains are cancelled at once: well within 10 s (the
-	 * grace is 30 s). */
 	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
 		usleep(10000);
 	if (waitpid(pid, &status, WNOHANG) == 0) {
@@ -405,6 +418,35 @@ static void test_second_signal_every_worker(void **state)
 	close(from_child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 42);
+}
+
+static void test_second_signal_every_worker(void **state)
+{
+	int from_child;
+	pid_t pid;
+
+	(void)state;
+	pid = run_first_signal(&from_child);
+	second_signal_ends(pid, from_child);
+}
+
+/* The first SIGTERM again at once, as timeout(1) sends it (to its child, then to its
+ * process group): the same request, the grace goes on; a second one past the window
+ * still ends it. */
+static void test_repeated_signal_keeps_grace(void **state)
+{
+	int from_child, status = 0;
+	pid_t pid;
+
+	(void)state;
+	pid = run_first_signal(&from_child);
+	kill(pid, SIGTERM); /* read apart from the first: that one was taken already */
+	usleep(SIGNAL_REPEAT_US);
+	if (waitpid(pid, &status, WNOHANG) != 0) {
+		close(from_child);
+		fail_msg("the first SIGTERM delivered twice ended the grace");
+	}
+	second_signal_ends(pid, from_child);
 }
 
 int main(void)
@@ -418,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_inside_task),
 		cmocka_unit_test(test_idle_worker_parks_after_grace),
 		cmocka_unit_test(test_second_signal_every_worker),
+		cmocka_unit_test(test_repeated_signal_keeps_grace),
 	};
 
 	gt_require_uring();

@@ -3,9 +3,10 @@
 
   /usr/bin/python3 h2_frames.py H2_SERVER [--tls CERTDIR --backend openssl|wolfssl] [-k NAME]
 
-Starts H2_SERVER (tests/http2/h2_server.c) twice: once for the exchanges and the attacks
-(h2_attacks.py, run last), once with settings of its own (giong_http2_new()), a body limit
-and a short idle timeout for the idle close and the graceful shutdown (SIGTERM). Over a plain
+Starts H2_SERVER (tests/http2/h2_server.c) three times: once for the exchanges and the
+attacks (h2_attacks.py, run last), once with settings of its own (giong_http2_new()), a body
+limit and a short idle timeout for the idle close and the graceful shutdown (SIGTERM), once
+with a long grace period for a shutdown under a slow download. Over a plain
 socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with ALPN
 h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh). The
 client is h2wire.py.
@@ -220,6 +221,47 @@ def idle_connections_hold_nothing(srv):
             time.sleep(0.05)
         expect(server_fds(srv) <= fds, "%d descriptors open 3 s after the connections closed, "
                "%d before" % (server_fds(srv), fds))
+
+
+@check()
+def handler_errors_only_for_cut_responses(srv):
+    """A handler whose response went whole is no error, even when the client closes the
+    connection the moment the last DATA came (h2load's way; 5 sendfile bodies at a time,
+    10 times); one whose response the client cut is one (giong_http_stats.handler_errors,
+    counted as the handler returns: read once every connection but the probe is gone)."""
+    with w.session(srv) as probe:
+        def settled():
+            deadline = time.monotonic() + 3
+            while True:
+                s = probe.get("/stats")
+                expect(s.status == 200, "GET /stats: %s" % s.describe())
+                k = w.parse_counters(bytes(s.body).decode())
+                if k["http.open"] == 1 or time.monotonic() > deadline:
+                    return k["http.handler_errors"]
+                time.sleep(0.05)
+        before, size = settled(), 1048576 + 123
+        for _ in range(10):
+            c = srv.connect()
+            try:
+                c.start({w.S_INITIAL_WINDOW_SIZE: 1 << 24})
+                c.send(w.window_update(0, 1 << 26))
+                sids = [c.request("GET", "/file") for _ in range(5)]
+                c.pump(lambda: all(c.streams[i].done for i in sids), 10)
+                for i in sids:
+                    expect(c.streams[i].ended and len(c.streams[i].body) == size,
+                           "/file: %s" % c.streams[i].describe())
+            finally:
+                c.close()
+        after = settled()
+        expect(after == before, "%d handler errors for 50 whole responses" % (after - before))
+        c = srv.connect()
+        c.start()
+        c.auto_window = False  # /big's handler waits in its write for our window
+        sid = c.request("GET", "/big?n=8000000")
+        c.pump(lambda: len(c.streams[sid].body) >= w.DEFAULT_WINDOW, 5)
+        c.close()
+        cut = settled()
+        expect(cut == after + 1, "%d handler errors for one response cut, not 1" % (cut - after))
 
 
 @check()
@@ -539,6 +581,42 @@ def graceful_shutdown(srv):
     expect(code == 0, "h2_server exit status %s after SIGTERM" % code)
 
 
+@check("grace")
+def shutdown_slow_reader(srv):
+    """SIGTERM while a client reads a large body slowly, its WINDOW_UPDATEs coming as it
+    reads (curl's way): the body arrives whole, then GOAWAY and a clean end of the
+    connection. A close once the last DATA was handed to the kernel reset the connection
+    (the client's bytes unread, or coming after it), and the reset dropped the tail of the
+    body still queued for the client (serve.h2's SIGTERM check: 11 of 20 MiB)."""
+    n = 8 << 20
+    c = srv.connect(rcvbuf=65536, timeout=10)
+    try:
+        # The whole body may leave at once: the windows are not what holds it back.
+        c.start({w.S_INITIAL_WINDOW_SIZE: (1 << 31) - 1})
+        c.send(w.window_update(0, (1 << 31) - 1 - w.DEFAULT_WINDOW))
+        sid = c.request("GET", "/big?n=%d" % n)
+        c.pump(lambda: len(c.streams[sid].body) > 0, 5)
+        srv.signal(signal.SIGTERM)
+        s = c.streams[sid]
+        deadline = time.monotonic() + 30
+        while not s.done and time.monotonic() < deadline:  # about 8 MB/s
+            c.recv_frame(1)
+            time.sleep(0.002)
+        expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(n),
+               "the body did not arrive whole: %s" % s.describe())
+        expect(c.goaways and c.goaways[-1][1] == 0, "no GOAWAY NO_ERROR: %s" % c.goaways)
+        try:
+            c.pump(timeout=5)
+            why = "still open 5 s after its last stream"
+        except w.Closed as e:
+            why = None if str(e) == "end of stream" else str(e)
+        expect(why is None, "the connection did not end cleanly: %s" % why)
+    finally:
+        c.close()
+    code = srv.stop()
+    expect(code == 0, "h2_server exit status %s after SIGTERM" % code)
+
+
 def server_counters(srv, failures):
     """The main server's exit: 0, with every HTTP/2 session freed."""
     code = srv.stop()
@@ -595,7 +673,8 @@ def main():
     chosen = sorted((c for c in w.CHECKS if a.only in c[0]), key=lambda c: c[3])
     for kind, args in (("main", ["--write-ms", "2000"]),
                        ("stop", ["--idle-ms", "500", "--body-limit", "100000",
-                                 "--h2-streams", "50", "--h2-window", "262144"])):
+                                 "--h2-streams", "50", "--h2-window", "262144"]),
+                       ("grace", ["--grace-ms", "10000"])):
         todo = [c for c in chosen if c[2] == kind]
         if not todo:
             continue

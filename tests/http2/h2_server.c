@@ -282,7 +282,7 @@ static int counters(const struct giong_http_server *srv, char *buf, size_t len)
 		"h2 connections %llu streams %llu refused_streams %llu resets_received %llu "
 		"goaway_calm %llu protocol_errors %llu session_bytes %llu\n"
 		"http accepted %llu requests %llu 2xx %llu 4xx %llu 5xx %llu refused %llu "
-		"idle_timeouts %llu write_timeouts %llu open %u idle %u\n"
+		"idle_timeouts %llu write_timeouts %llu handler_errors %llu open %u idle %u\n"
 		"core stacks_live %u recvbufs_held %u\n",
 		(unsigned long long)h2.connections, (unsigned long long)h2.streams,
 		(unsigned long long)h2.refused_streams, (unsigned long long)h2.resets_received,
@@ -291,8 +291,8 @@ static int counters(const struct giong_http_server *srv, char *buf, size_t len)
 		(unsigned long long)hs.requests, (unsigned long long)hs.responses[1],
 		(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
 		(unsigned long long)hs.refused, (unsigned long long)hs.idle_timeouts,
-		(unsigned long long)hs.write_timeouts, hs.open, hs.idle, cs.stacks_live,
-		cs.recvbufs_total - cs.recvbufs_free);
+		(unsigned long long)hs.write_timeouts, (unsigned long long)hs.handler_errors,
+		hs.open, hs.idle, cs.stacks_live, cs.recvbufs_total - cs.recvbufs_free);
 }
 
 /* The counters now: the tests see whether the connections a client left are gone. */

@@ -488,7 +488,9 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
             gone = read_all(c) if read else None
             if gone:
                 return True, taken(), gone
-            if c.peer_gone():
+            if c.peer_gone():  # its end may have come after what read_all() read: a GOAWAY
+                if read:
+                    read_all(c)
                 return True, taken(), "closed"
             if not pace or not c.backlog() or time.monotonic() > until:
                 stalled = pace and bool(c.backlog())
@@ -498,6 +500,8 @@ def flood(c, frames, per_batch, limit_bytes, seconds, read=False, pace=False):
         if read:
             read_all(c)
         if c.peer_gone():
+            if read:
+                read_all(c)
             return True, taken(), "closed (after it stopped reading)"
         time.sleep(0.05)
     return False, taken(), "open" + (" (it stopped reading)" if stalled else "")

@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include "common/conn.h"
 
@@ -110,6 +112,10 @@ static void unpark(struct giong_http_conn *c)
 /* Close the stream; the connection goes now, or when its send ends. */
 static void conn_close(struct giong_http_conn *c)
 {
+	if (c->lingering) {
+		c->closing = true; /* its linger task, reading the stream, closes it now */
+		return;
+	}
 	unpark(c);
 	if (c->s)
 		giong_stream_close(c->s); /* cancels a send in flight */
@@ -234,7 +240,9 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 		c->broken = true;
 	giong__http_out_clear(&b->out);
 	if (c->closing) {
-		if (!c->task)
+		if (c->lingering && c->sent_wait)
+			giong_waitq_wake_all(c->sent_wait, 0); /* the linger task frees it */
+		else if (!c->task && !c->lingering)
 			conn_free(c);
 		return;
 	}
@@ -267,6 +275,85 @@ static void batch_sent(struct giong_stream_send *req, ssize_t res)
 void giong__http_conn_close(struct giong_http_conn *c)
 {
 	conn_close(c);
+}
+
+/* Bytes written to @c's socket that its peer has not acknowledged yet (0 when the
+ * socket cannot tell). */
+static int unacked(struct giong_http_conn *c)
+{
+	int fd = giong_stream_fd(c->s), n = 0;
+
+	if (fd < 0 || ioctl(fd, SIOCOUTQ, &n) < 0)
+		return 0;
+	return n;
+}
+
+/* The peer's bytes read and dropped until it closes, or until everything sent was
+ * acknowledged and it then kept quiet for GIONG__HTTP_LINGER_MS; at most
+ * GIONG__HTTP_DISCARD_MAX bytes; or a close asked meanwhile (c->closing). A peer that
+ * reads slowly is quiet while it reads (a client with a large window sends nothing
+ * then): what it has not acknowledged is looked at every GIONG__HTTP_LINGER_TICK_MS. */
+static void linger_drain(struct giong_http_conn *c)
+{
+	uint64_t quiet_since = giong_now_ms();
+	size_t drained = 0;
+
+	while (!c->closing && drained < GIONG__HTTP_DISCARD_MAX) {
+		struct giong_recvbuf *rb;
+		uint64_t saved = giong_deadline_in(GIONG__HTTP_LINGER_TICK_MS);
+		ssize_t n = giong_stream_recv(c->s, &rb);
+
+		giong_deadline_restore(saved);
+		if (n > 0) {
+			drained += (size_t)n;
+			giong_recvbuf_release(rb);
+			quiet_since = giong_now_ms();
+		} else if (n != -ETIMEDOUT || giong_deadline() <= giong_now_ms()) {
+			break; /* its end, an error, or the linger's own deadline */
+		} else if (unacked(c)) {
+			quiet_since = giong_now_ms(); /* still leaving (the write timeout) */
+		} else if (giong_now_ms() - quiet_since >= GIONG__HTTP_LINGER_MS) {
+			break;
+		}
+	}
+}
+
+/* A protocol's lingering close (giong__http_conn_linger()). A peer still reading what
+ * was sent keeps sending too (HTTP/2's WINDOW_UPDATEs); a close while its bytes are
+ * unread, or when they arrive after it, resets the connection, and the reset destroys
+ * what the peer had not read yet. So: what is in flight leaves, the write side is shut
+ * (the peer reads the end after the last byte), and the peer's bytes are dropped until
+ * it closes too; all of it within the write timeout. */
+static intptr_t linger_task(void *arg)
+{
+	struct giong_http_conn *c = arg;
+	uint64_t saved = giong_deadline_in(c->w->srv->limits.write_timeout_ms);
+	struct giong_waitq wq;
+
+	giong_waitq_init(&wq);
+	if (!c->closing && giong__http_conn_wait_sent(c, &wq) == 0 && !c->closing &&
+	    giong_stream_shutdown(c->s, SHUT_WR) == 0)
+		linger_drain(c);
+	giong_deadline_restore(saved);
+	c->lingering = false;
+	conn_close(c);
+	return 0;
+}
+
+void giong__http_conn_linger(struct giong_http_conn *c)
+{
+	if (c->lingering || c->closing)
+		return; /* lingering, or closed already */
+	if (c->broken || !c->s) {
+		conn_close(c);
+		return;
+	}
+	unpark(c); /* its own task reads from now: no other starts for bytes */
+	c->lingering = true;
+	if (giong_spawn(linger_task, c, NULL)) {
+		c->lingering = false;
+		conn_close(c);
+	}
 }
 
 int giong__http_conn_wait_sent(struct giong_http_conn *c, struct giong_waitq *wq)
@@ -438,7 +525,7 @@ static intptr_t conn_task(void *arg)
 	c->proto->serve(c); /* parks @c, or closes it (freed below, not under serve's feet) */
 out:
 	c->task = false;
-	if (c->closing && !c->sending)
+	if (c->closing && !c->sending && !c->lingering)
 		conn_free(c);
 	return 0;
 }

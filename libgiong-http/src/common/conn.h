@@ -46,6 +46,12 @@
 /* Unread bytes that are read and dropped (a body the handler left, the input
  * after a last response); past this the connection is closed instead. */
 #define GIONG__HTTP_DISCARD_MAX (256u * 1024)
+/* How long a closing connection waits for its peer to close too, once the peer
+ * acknowledged everything and went quiet (its late bytes would make the kernel reset the
+ * connection, and a reset destroys what the peer has not read yet); and how often it
+ * looks whether the peer acknowledged it all. */
+#define GIONG__HTTP_LINGER_MS 1000u
+#define GIONG__HTTP_LINGER_TICK_MS 100u
 
 struct giong__http_worker;
 
@@ -92,6 +98,7 @@ struct giong_http_conn {
 	bool broken;       /* a send failed: close at the next chance */
 	bool last;         /* close once the queued responses are out */
 	bool fresh;        /* no request yet: shutdown waits a little for one */
+	bool lingering;    /* its linger task runs (giong__http_conn_linger()): it frees it */
 };
 
 /* A worker's share of one server: its connections, counters and caches. */
@@ -169,6 +176,11 @@ void giong__http_conn_finish(struct giong_http_conn *c, struct giong_waitq *wq,
 			     struct giong__http_input *in, bool flush);
 /* Close @c now, from its task. */
 void giong__http_conn_close(struct giong_http_conn *c);
+/* Close @c once its peer read what was sent (protocol.c's giong_http_conn_linger()):
+ * from a task of its own, the write side shut and the peer's bytes read and dropped
+ * until it closes too, for at most GIONG__HTTP_LINGER_MS of silence. Closes at once
+ * when the connection broke or no task can be had. */
+void giong__http_conn_linger(struct giong_http_conn *c);
 
 /* A connection parked waiting for bytes moves under the idle timeout: 0, -EAGAIN when
  * it is not parked waiting, or giong__http_conn_park()'s error. */

@@ -161,6 +161,12 @@ void giong_http_conn_close(struct giong_http_conn *c)
 		giong__http_conn_close(c);
 }
 
+void giong_http_conn_linger(struct giong_http_conn *c)
+{
+	if (c)
+		giong__http_conn_linger(c);
+}
+
 /* ------------------------------------------------------------ exchanges */
 
 struct exchange {

@@ -277,6 +277,20 @@ GIONG_API int giong_http_conn_idle(struct giong_http_conn *c);
  * running. From a task or a completion of @c's worker.
  */
 GIONG_API void giong_http_conn_close(struct giong_http_conn *c);
+/*
+ * giong_http_conn_linger() - close @c once its peer read what was sent (a lingering
+ * close, RFC 9112 9.6's, which an HTTP/2 GOAWAY needs as much): from a task of its own,
+ * the send in flight ends, the write side is shut (the peer reads the end after the
+ * last byte), and what the peer still sends is read and dropped until it closes too,
+ * for at most 1 s of silence and 256 KiB, within the write timeout; then as
+ * giong_http_conn_close(). A close now would reset the connection when the peer's
+ * bytes came after it (HTTP/2's WINDOW_UPDATEs for the last DATA), and the reset
+ * destroys what the peer had not read yet. Closes at once when a send failed or no
+ * task can be had. Nothing of @c runs meanwhile: serve() and sent() are not called
+ * again, conn_free once it closed. No exchange of @c may still be running. From a task
+ * or a completion of @c's worker.
+ */
+GIONG_API void giong_http_conn_linger(struct giong_http_conn *c);
 
 /* ------------------------------------------------------------ exchanges */
 
