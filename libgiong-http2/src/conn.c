@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "h2.h"
 
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -374,6 +375,15 @@ static const struct giong_http_protocol default_table = {
 	.body_end = h2_body_end,
 	.sendfile = h2_sendfile,
 	.head_cancel = h2_head_cancel,
+	.client_open = h2c_open,
+	.client_usable = h2c_usable,
+	.client_streams = h2c_streams,
+	.client_close = h2c_close,
+	.client_request = h2c_request,
+	.client_body = h2c_body,
+	.client_response = h2c_response,
+	.client_next = h2c_next,
+	.client_end = h2c_end,
 };
 
 int giong_http2_options_init(struct giong_http2_options *o)

@@ -147,6 +147,10 @@ int h2_session_new(struct h2_conn *h);
  * false when the bucket is empty (the connection is to end, calm). */
 bool h2_glitch(struct h2_conn *h);
 
+/* session.c (the server's and the client's): make room for one more field in *@fields (*@cap entries, @n used). 0 or
+ * -ENOMEM. */
+int h2_fields_reserve(struct giong_http_field **fields, uint32_t n, uint32_t *cap);
+
 /* stream.c */
 struct h2_stream *h2_stream_new(struct h2_conn *h, int32_t id);
 /* Free @st if both its task and nghttp2 are done with it. */

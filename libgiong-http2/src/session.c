@@ -94,17 +94,24 @@ static int keep(struct h2_stream *st, nghttp2_rcbuf *b)
 	return 0;
 }
 
-static int add_field(struct h2_stream *st, nghttp2_vec n, nghttp2_vec v)
+int h2_fields_reserve(struct giong_http_field **fields, uint32_t n, uint32_t *cap)
 {
-	if (st->nfields == st->fields_cap) {
-		uint32_t cap = st->fields_cap ? st->fields_cap * 2 : 16;
-		struct giong_http_field *f = realloc(st->fields, cap * sizeof(*f));
+	if (n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 16;
+		struct giong_http_field *f = realloc(*fields, c * sizeof(*f));
 
 		if (!f)
 			return -ENOMEM;
-		st->fields = f;
-		st->fields_cap = cap;
+		*fields = f;
+		*cap = c;
 	}
+	return 0;
+}
+
+static int add_field(struct h2_stream *st, nghttp2_vec n, nghttp2_vec v)
+{
+	if (h2_fields_reserve(&st->fields, st->nfields, &st->fields_cap))
+		return -ENOMEM;
 	st->fields[st->nfields++] = (struct giong_http_field){
 		.name = (const char *)n.base,
 		.value = (const char *)v.base,

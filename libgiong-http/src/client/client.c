@@ -278,6 +278,27 @@ void giong__http_origin_put(struct giong__http_cworker *w, struct giong__http_or
 
 /* ------------------------------------------------------------ connections */
 
+/* The protocol a new connection over @s speaks, NULL for HTTP/1.1: over TLS the one
+ * ALPN agreed on, if the client offers it; else the first with prior knowledge. */
+static const struct giong_http_protocol *protocol_of(const struct giong_http_client_options *opt,
+						     struct giong_stream *s, bool tls)
+{
+	const struct giong_http_protocol *const *p = opt->protocols;
+	const char *name;
+	size_t len;
+
+	if (!p)
+		return NULL;
+	if (!tls)
+		return opt->prior_knowledge ? p[0] : NULL;
+	if (giong_stream_alpn(s, &name, &len) != 0)
+		return NULL;
+	for (; *p; p++)
+		if (strlen((*p)->name) == len && !memcmp((*p)->name, name, len))
+			return *p;
+	return NULL;
+}
+
 int giong__http_cconn_open(struct giong__http_cworker *w, struct giong__http_origin *o,
 			   struct giong__http_cconn **ret)
 {
@@ -312,6 +333,9 @@ int giong__http_cconn_open(struct giong__http_cworker *w, struct giong__http_ori
 		if (r)
 			giong_stream_close(tcp); /* a failed connector leaves it to us */
 	}
+	if (r == 0 && (c->proto = protocol_of(opt, s, o->tls)) &&
+	    (r = c->proto->client_open(s, opt, &c->session)))
+		giong_stream_close(s);
 	giong_deadline_restore(saved);
 	if (r) {
 		free(c);
@@ -329,6 +353,8 @@ void giong__http_cconn_close(struct giong__http_cconn *c)
 	if (!c)
 		return;
 	giong__http_input_release(&c->in);
+	if (c->session)
+		c->proto->client_close(c->session);
 	if (c->s)
 		giong_stream_close(c->s);
 	free(c);

@@ -55,7 +55,12 @@ struct giong__http_origin {
 	struct giong__list idle;      /* its pooled connections, the newest last */
 	uint32_t nidle;
 	uint32_t refs; /* exchanges and pooled connections that point here */
-	bool tls;      /* https: through the options' connector */
+	/* The connection its exchanges share as streams (another protocol: mux.c),
+	 * while it takes them; a reference. */
+	struct giong__http_cconn *mux;
+	bool opening;              /* an exchange connects: one that may be shared */
+	struct giong_waitq opened; /* exchanges waiting for that connection */
+	bool tls;                  /* https: through the options' connector */
 	uint16_t port;
 	size_t host_len;
 	char host[]; /* as in the URL, lower case ("[::1]" keeps its brackets) */
@@ -71,6 +76,12 @@ struct giong__http_cconn {
 	struct giong__http_input in;
 	uint32_t uses; /* requests sent on it */
 	bool pooled;
+	/* Another protocol (mux.c): the table, its session, the exchanges using it,
+	 * and the origin it is shared for (a reference), while it is. */
+	const struct giong_http_protocol *proto;
+	void *session;
+	unsigned users;
+	struct giong__http_origin *origin_mux;
 };
 
 struct giong__http_cworker {
@@ -146,6 +157,11 @@ struct giong_http_exchange {
 	size_t copy_len, copy_cap;
 	const char *whole_data;
 	size_t whole_len;
+	/* On a connection of another protocol (mux.c): its stream, and the rest of
+	 * the body span it lent that the caller has not taken yet. */
+	void *pst;
+	const char *mrest;
+	size_t mrest_len;
 };
 
 /*
@@ -167,6 +183,7 @@ struct giong_http_pipeline {
 	unsigned flags;                  /* enum giong_http_pipeline_flags */
 	bool sent, reused, retried;
 	bool unsafe; /* a method that is not idempotent is in: never sent again */
+	bool mux;    /* conn speaks another protocol: each exchange is a stream of it */
 	int pooled;  /* what the last exchange's end did with conn */
 	int error;   /* sticky: every later exchange fails with it */
 };
@@ -211,6 +228,24 @@ int giong__http_pipeline_ex_end(struct giong_http_exchange *ex);
  * (libgiong-http/CMakeLists.txt's call order, build.http_order): client.c,
  * below pipeline.c, frees the worker's share and with it this cache. */
 void giong__http_pipeline_cache_free(struct giong__http_cworker *w);
+
+/* mux.c: exchanges on a connection of another protocol, as its streams */
+/* Whether @c takes new streams (unshared from its origin once it cannot). */
+bool giong__http_mux_usable(struct giong__http_cconn *c);
+/* Share @c (a new or pooled connection with a session) for @o's exchanges. */
+void giong__http_mux_share(struct giong__http_cconn *c, struct giong__http_origin *o);
+/* Send @ex's request as a stream: its head, and its body unless @streamed. 0 or
+ * -errno. May suspend. */
+int giong__http_mux_send(struct giong_http_exchange *ex, bool streamed);
+/* A piece of a streamed body (@last: the end). 0 or -errno. May suspend. */
+int giong__http_mux_write(struct giong_http_exchange *ex, const void *buf, size_t len, bool last);
+/* The response head into ex->reply: the status or -errno. May suspend. */
+int giong__http_mux_head(struct giong_http_exchange *ex);
+/* The next span of body, at most @max: its length, 0 at the end, -errno. */
+ssize_t giong__http_mux_body_next(struct giong_http_exchange *ex, const char **data, size_t max);
+/* @ex is done with its connection: its stream ends; the connection stays shared
+ * (1), goes to the pool after its last exchange (1), or is closed (0). */
+int giong__http_mux_release(struct giong_http_exchange *ex);
 
 /* A URL taken apart (spans into it, but for the defaulted target). */
 struct giong__http_url {

@@ -23,7 +23,11 @@ static ssize_t body_next(struct giong_http_exchange *ex, const char **data, size
 	if (ex->body_done || ex->body_error)
 		return ex->body_error;
 	saved = giong_deadline_set(ex->body_deadline);
-	for (;;) {
+	if (ex->pst) {
+		ret = giong__http_mux_body_next(ex, data, max);
+		ex->body_done = ret == 0;
+	}
+	for (; !ex->pst;) {
 		const char *p;
 		ssize_t n = giong__http_input_peek(&c->in, c->s, &p);
 		size_t used, off, len;
@@ -117,7 +121,8 @@ ssize_t giong_http_exchange_body(struct giong_http_exchange *ex, const void **da
 		return ex->body_error = -EMSGSIZE; /* refused before any of it is read */
 	}
 	/* A sized body already buffered in one piece is lent in place. */
-	if (!ex->chunked && !ex->to_close && !ex->body_done && ex->conn->in.len >= ex->left) {
+	if (!ex->pst && !ex->chunked && !ex->to_close && !ex->body_done &&
+	    ex->conn->in.len >= ex->left) {
 		n = body_next(ex, &p, (size_t)ex->left);
 		if (n < 0)
 			return n;
@@ -210,7 +215,9 @@ int giong_http_exchange_end(struct giong_http_exchange *ex)
 	w = ex->w;
 	if (ex->pl) {
 		pooled = giong__http_pipeline_ex_end(ex);
-	} else if ((c = ex->conn)) {
+	} else if ((c = ex->conn) && c->session) {
+		pooled = giong__http_mux_release(ex); /* its stream ends, never its peers' */
+	} else if (c) {
 		giong__http_input_message_done(&c->in);
 		/* Anything past the response is not a boundary to trust: close. So
 		 * is a request whose body was withheld (expect-continue): the

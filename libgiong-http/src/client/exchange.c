@@ -233,21 +233,90 @@ static int write_iov(struct giong_http_exchange *ex, struct iovec *iov, int n)
 	return r;
 }
 
-/* A connection for the exchange: the pool's newest for its origin, or a new one. */
+/* Use @c, whose session takes streams, for @ex. */
+static void use_shared(struct giong_http_exchange *ex, struct giong__http_cconn *c)
+{
+	ex->conn = c;
+	c->users++;
+	giong__http_mux_share(c, ex->origin);
+}
+
+/*
+ * A connection for the exchange: the one its origin's exchanges share as
+ * streams, else the pool's newest for its origin, else a new one. While an
+ * exchange connects with protocols to offer, the others to its origin wait for
+ * that connection (it may be one to share) rather than each open their own.
+ */
 static int take_conn(struct giong_http_exchange *ex)
 {
 	struct giong__http_cworker *w = ex->w;
+	struct giong__http_origin *o = ex->origin;
+	struct giong__http_cconn *c;
+	int r;
 
 	if (ex->conn)
 		return 0;
 	ex->got_bytes = false;
-	if ((ex->conn = giong__http_pool_take(w, ex->origin))) {
+	for (;;) {
+		if (o->mux && giong__http_mux_usable(o->mux)) {
+			ex->reused = true;
+			w->stats.reused++;
+			use_shared(ex, o->mux);
+			return 0;
+		}
+		if (!o->opening)
+			break;
+		uint64_t saved = giong_deadline_in(w->cli->o.connect_timeout_ms);
+
+		r = giong_waitq_wait(&o->opened, 0);
+		giong_deadline_restore(saved);
+		if (r < 0)
+			return r;
+	}
+	if ((c = giong__http_pool_take(w, o))) {
 		ex->reused = true;
 		w->stats.reused++;
+		if (c->session)
+			use_shared(ex, c);
+		else
+			ex->conn = c;
 		return 0;
 	}
 	ex->reused = false;
-	return giong__http_cconn_open(w, ex->origin, &ex->conn);
+	/* Only a connection that may speak another protocol can be shared. */
+	o->opening = w->cli->o.protocols && (o->tls || w->cli->o.prior_knowledge);
+	r = giong__http_cconn_open(w, o, &c);
+	if (o->opening) {
+		o->opening = false;
+		giong_waitq_wake_all(&o->opened, 0);
+	}
+	if (r)
+		return r;
+	if (c->session)
+		use_shared(ex, c);
+	else
+		ex->conn = c;
+	return 0;
+}
+
+/* Whether @ex runs as a stream of another protocol's connection. */
+static bool on_mux(const struct giong_http_exchange *ex)
+{
+	return ex->conn && ex->conn->session;
+}
+
+/* On such a connection, under the head timeout as write_iov(): with @open the
+ * request's stream (its head, and a body from memory unless streamed), else
+ * @buf[0..@len) of a streamed body (@last: its end). 0 or -errno. */
+static int mux_timed(struct giong_http_exchange *ex, bool open, const void *buf, size_t len,
+		     bool last)
+{
+	uint64_t saved = giong_deadline_in(ex->w->cli->o.head_timeout_ms);
+	int r = open ? giong__http_mux_send(ex, ex->streamed)
+		     : giong__http_mux_write(ex, buf, len, last);
+
+	giong_deadline_restore(saved);
+	return r;
 }
 
 /* The framing field and the empty line, once. */
@@ -366,6 +435,13 @@ static int transmit(struct giong_http_exchange *ex)
 	if ((r = take_conn(ex)))
 		return r;
 	ex->conn->uses++;
+	if (on_mux(ex)) {
+		/* No wait for a 100 Continue: the body goes with the head (a server
+		 * that answers first resets the stream, and what was sent is lost). */
+		r = mux_timed(ex, true, NULL, 0, false);
+		ex->written = r == 0;
+		return r;
+	}
 	iov[0] = (struct iovec){ex->req.data, ex->req.len};
 	iov[1] = (struct iovec){(void *)ex->body, ex->body_len};
 	if (ex->expecting) {
@@ -385,9 +461,13 @@ static int transmit(struct giong_http_exchange *ex)
 	return r;
 }
 
-/* Whether failure @r of the request on a pooled connection may be retried. */
+/* Whether failure @r of the request on a pooled connection may be retried; or of a
+ * stream the server refused unprocessed (-EAGAIN: REFUSED_STREAM, past a GOAWAY),
+ * whatever its method. */
 static bool may_retry(const struct giong_http_exchange *ex, int r)
 {
+	if (r == -EAGAIN && on_mux(ex))
+		return !ex->retried && !ex->streamed;
 	return ex->reused && !ex->retried && ex->idempotent && !ex->streamed && !ex->got_bytes &&
 	       (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN || r == GIONG_ETLS_TRUNCATED);
 }
@@ -395,7 +475,10 @@ static bool may_retry(const struct giong_http_exchange *ex, int r)
 /* After a failure on a pooled connection: the next try is on a new one. */
 static void retry_reset(struct giong_http_exchange *ex)
 {
-	giong__http_cconn_close(ex->conn);
+	if (on_mux(ex))
+		(void)giong__http_mux_release(ex); /* closed with its last exchange */
+	else
+		giong__http_cconn_close(ex->conn);
 	ex->conn = NULL;
 	ex->retried = true;
 	ex->written = false;
@@ -432,6 +515,7 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 	char line[24];
 	struct iovec iov[4];
 	int n = 0, r;
+	bool first;
 
 	if (!ex || (!buf && len))
 		return -EINVAL;
@@ -444,13 +528,24 @@ int giong_http_exchange_write(struct giong_http_exchange *ex, const void *buf, s
 	if (ex->withheld)
 		return 1; /* the server answered before the body: none of it goes */
 	ex->streamed = true;
-	if (ex->state == GIONG__HTTP_EX_BEGUN) {
+	first = ex->state == GIONG__HTTP_EX_BEGUN;
+	if (first) {
 		if ((r = frame(ex, true, 0)) || (r = take_conn(ex)))
 			return fail(ex, r);
 		ex->conn->uses++;
-		iov[n++] = (struct iovec){ex->req.data, ex->req.len};
 		ex->state = GIONG__HTTP_EX_STREAMING;
 		ex->written = true; /* never sent again (no retry of a stream) */
+		if (on_mux(ex) && (r = mux_timed(ex, true, NULL, 0, false)))
+			return fail(ex, r);
+	}
+	if (on_mux(ex)) {
+		/* The protocol frames the body: no chunk lines, no wait for a 100. */
+		if (len && (r = mux_timed(ex, false, buf, len, false)))
+			return fail(ex, r);
+		return 0;
+	}
+	if (first) {
+		iov[n++] = (struct iovec){ex->req.data, ex->req.len};
 		if (ex->expecting) {
 			/* The head alone first, then the wait. */
 			if ((r = write_iov(ex, iov, n)) || (r = await_continue(ex)) < 0)
@@ -499,6 +594,10 @@ static void body_begin(struct giong_http_exchange *ex)
 		ex->body_done = true;
 		break;
 	}
+	if (on_mux(ex)) {
+		/* The protocol frames the body and says where it ends (END_STREAM). */
+		ex->chunked = ex->to_close = ex->body_done = false;
+	}
 }
 
 /* Read the response head, interim ones skipped: the status, or -errno. */
@@ -509,6 +608,12 @@ static int read_head(struct giong_http_exchange *ex)
 	uint64_t saved = giong_deadline_in(ex->w->cli->o.head_timeout_ms);
 	int r;
 
+	if (on_mux(ex)) {
+		r = giong__http_mux_head(ex);
+		ex->got_bytes = r >= 0;
+		giong_deadline_restore(saved);
+		return r;
+	}
 	for (;;) {
 		if (in->len) {
 			r = parse_head(ex, &ex->w->memo);
@@ -560,7 +665,13 @@ int giong_http_exchange_response(struct giong_http_exchange *ex)
 	if (ex->state == GIONG__HTTP_EX_STREAMING) {
 		struct iovec end = {(void *)"0\r\n\r\n", 5};
 
-		if (!ex->withheld && (r = write_iov(ex, &end, 1)))
+		if (on_mux(ex))
+			r = mux_timed(ex, false, NULL, 0, true);
+		else if (!ex->withheld)
+			r = write_iov(ex, &end, 1);
+		else
+			r = 0;
+		if (r)
 			return fail(ex, r);
 		ex->state = GIONG__HTTP_EX_SENT;
 	} else if (ex->state == GIONG__HTTP_EX_BEGUN) {

@@ -78,12 +78,19 @@ void giong__http_pipeline_cache_free(struct giong__http_cworker *w)
 	w->npipelines = 0;
 }
 
-/* Close the connection; every exchange not yet handed back fails with @err. */
+/* Close the connection; every exchange not yet handed back fails with @err. On a
+ * shared connection (pl->mux) only their streams end. */
 static void pl_fail(struct giong_http_pipeline *pl, int err)
 {
 	if (!pl->error)
 		pl->error = err;
-	giong__http_cconn_close(pl->conn);
+	if (pl->mux) {
+		for (unsigned i = pl->next; i < pl->n; i++)
+			if (pl->ex[i]->conn)
+				(void)giong__http_mux_release(pl->ex[i]);
+	} else {
+		giong__http_cconn_close(pl->conn);
+	}
 	pl->conn = NULL;
 }
 
@@ -153,13 +160,39 @@ int giong_http_pipeline_add(struct giong_http_pipeline *pl, struct giong_http_ex
 	return 0;
 }
 
-/* Write every request on a connection (the pool's newest, or a new one). */
+/* On a connection of another protocol: each request a stream of it, sent at once;
+ * the responses are handed back in order all the same, each failing alone. */
+static int pl_streams(struct giong_http_pipeline *pl)
+{
+	uint64_t saved = giong_deadline_in(pl->w->cli->o.head_timeout_ms);
+	int r = 0;
+
+	pl->mux = true;
+	giong__http_mux_share(pl->conn, pl->origin);
+	for (unsigned i = 0; i < pl->n && !r; i++) {
+		struct giong_http_exchange *ex = pl->ex[i];
+
+		ex->conn = pl->conn;
+		pl->conn->users++;
+		r = giong__http_mux_send(ex, false);
+	}
+	giong_deadline_restore(saved);
+	return r;
+}
+
+/* Write every request on a connection: the origin's shared one, the pool's newest,
+ * or a new one. */
 static int pl_write(struct giong_http_pipeline *pl)
 {
 	struct giong__http_cworker *w = pl->w;
 	uint64_t saved;
 	int k = 0, r;
 
+	if (!pl->conn && pl->origin->mux && giong__http_mux_usable(pl->origin->mux)) {
+		pl->conn = pl->origin->mux;
+		pl->reused = true;
+		w->stats.reused += pl->n;
+	}
 	if (!pl->conn) {
 		if ((pl->conn = giong__http_pool_take(w, pl->origin))) {
 			pl->reused = true;
@@ -171,6 +204,8 @@ static int pl_write(struct giong_http_pipeline *pl)
 		}
 	}
 	pl->conn->uses += pl->n;
+	if (pl->conn->session)
+		return pl_streams(pl);
 	for (unsigned i = 0; i < pl->n; i++) {
 		struct giong_http_exchange *ex = pl->ex[i];
 
@@ -188,8 +223,8 @@ static int pl_write(struct giong_http_pipeline *pl)
  * and if so get ready to: the pooled connection was closed meanwhile. */
 static bool pl_retry(struct giong_http_pipeline *pl, int r)
 {
-	if (!pl->reused || pl->retried || pl->unsafe || !closed_by_server(r))
-		return false;
+	if (pl->mux || !pl->reused || pl->retried || pl->unsafe || !closed_by_server(r))
+		return false; /* a stream the server refused is sent again by its exchange */
 	giong__http_cconn_close(pl->conn);
 	pl->conn = NULL;
 	pl->retried = true;
@@ -241,7 +276,8 @@ static int first_response(struct giong_http_pipeline *pl, struct giong_http_exch
 	int r;
 
 	for (;;) {
-		ex->conn = pl->conn;
+		if (!pl->mux)
+			ex->conn = pl->conn; /* a stream has its own (a refused one moves) */
 		r = giong_http_exchange_response(ex);
 		if (r >= 0 || ex->got_bytes || !pl_retry(pl, r))
 			break;
@@ -283,10 +319,11 @@ int giong_http_pipeline_next(struct giong_http_pipeline *pl, struct giong_http_e
 	if (pl->next == 1) {
 		r = first_response(pl, ex);
 	} else {
-		ex->conn = pl->conn;
+		if (!pl->mux)
+			ex->conn = pl->conn;
 		r = giong_http_exchange_response(ex);
 	}
-	if (r < 0) {
+	if (r < 0 && !pl->mux) {
 		/* This one says why; the rest say only that they cannot be read. */
 		ex->conn = NULL;
 		pl_fail(pl, closed_by_server(r) ? -ECONNRESET : -ECONNABORTED);
@@ -298,10 +335,20 @@ int giong__http_pipeline_ex_end(struct giong_http_exchange *ex)
 {
 	struct giong_http_pipeline *pl = ex->pl;
 	struct giong__http_cconn *c = ex->conn;
+	int kept;
 
 	ex->pl = NULL;
-	ex->conn = NULL;
 	pl->out = NULL;
+	if (pl->mux) {
+		/* Its stream ends; the others go on whatever became of it. */
+		kept = c ? giong__http_mux_release(ex) : 0;
+		if (pl->next == pl->n) {
+			pl->conn = NULL;
+			pl->pooled = kept;
+		}
+		return kept;
+	}
+	ex->conn = NULL;
 	if (!c)
 		return 0; /* it failed: so did the pipeline */
 	if (ex->state != GIONG__HTTP_EX_HEAD || !ex->body_done || ex->body_error) {
@@ -339,10 +386,13 @@ int giong_http_pipeline_end(struct giong_http_pipeline *pl)
 		struct giong_http_exchange *ex = pl->ex[i];
 
 		ex->pl = NULL;
+		if (pl->mux && ex->conn)
+			(void)giong__http_mux_release(ex); /* its stream is reset */
 		giong__http_origin_put(w, ex->origin);
 		giong__http_ex_put(w, ex);
 	}
-	giong__http_cconn_close(pl->conn); /* responses left unread */
+	if (!pl->mux)
+		giong__http_cconn_close(pl->conn); /* responses left unread */
 	pooled = pl->pooled;
 	giong__http_origin_put(w, pl->origin);
 	pl_put(w, pl);

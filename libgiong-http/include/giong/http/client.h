@@ -60,6 +60,12 @@
  *	}
  *	giong_http_pipeline_end(pl);                                // pooled, or closed
  *
+ * HTTP/2 (giong_http_client_options.protocols, libgiong-http2's
+ * giong_http2()): the same calls; the exchanges to one origin then run as
+ * streams of one connection at once, an exchange ended early resets only its
+ * stream, and a pipeline's requests go as streams. docs/http2.md ("The client
+ * speaks HTTP/2") has the rules and the differences.
+ *
  * Threads: an exchange belongs to the worker it was begun on ("Owner worker
  * only"), as do its connections and pipelines. Nothing here is for another
  * thread.
