@@ -95,7 +95,7 @@ if(GIONG_BUILD_TOOLS)
   set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME giong-tools)
   set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
   set(CPACK_COMPONENT_TOOLS_DESCRIPTION
-    "giong programs and library examples\ngiong-serve (static files over HTTP and HTTPS), giong-load (HTTP load\ngenerator), and the examples giong-http, giong-echo, giong-udp_echo, giong-cat.\n${PROJECT_DESCRIPTION}.")
+    "giong programs and library examples\ngiong-serve (static files over HTTP and HTTPS), giong-load (HTTP load\ngenerator), and the examples giong-http, giong-fetch, giong-echo, giong-udp_echo, giong-cat.\n${PROJECT_DESCRIPTION}.")
   if(BUILD_SHARED_LIBS)
     # The libraries the installed programs (giong_program(... INSTALL)) link and those below
     # them, whose functions the programs call too; not every library built, so that one no

@@ -16,24 +16,8 @@ if ! curl --version | grep -q 'HTTP2'; then
 	echo "skip: this curl has no HTTP/2"
 	exit 77
 fi
-tmp=$(mktemp -d)
-pid=
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fails=0
-ok() { echo "pass $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	fails=$((fails + 1))
-}
+# shellcheck source=tests/http2/checks.sh
+. "$(dirname "$0")/checks.sh" # tmp, pid (stopped at exit), ok, fail, fails
 head -c 1048576 /dev/urandom >"$tmp/upload"
 
 # start NAME ARGS...: h2_server in the background, its port in $port ("" when it did not
