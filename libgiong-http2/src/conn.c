@@ -403,7 +403,7 @@ int giong_http2_options_init(struct giong_http2_options *o)
 	*o = (struct giong_http2_options){
 		.max_concurrent_streams = 100,
 		.stream_window = 65535,
-		.header_list_max = 16384,
+		.header_list_max = 0, /* each server's limits->head (h2_session_new()) */
 		.streams_per_read = 200,
 		.glitch_burst = 10000,
 		.glitch_rate = 330,
@@ -423,8 +423,6 @@ static bool settle(struct giong_http2_options *o)
 		o->max_concurrent_streams = d.max_concurrent_streams;
 	if (!o->stream_window)
 		o->stream_window = d.stream_window;
-	if (!o->header_list_max)
-		o->header_list_max = d.header_list_max;
 	if (!o->streams_per_read)
 		o->streams_per_read = o->max_concurrent_streams > UINT32_MAX / 2
 					      ? UINT32_MAX

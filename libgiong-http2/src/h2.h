@@ -37,6 +37,10 @@
 /* How long a client may take to acknowledge our SETTINGS (RFC 9113 6.5.3; nghttpx's). */
 #define H2_SETTINGS_TIMEOUT_MS 10000u
 
+/* The header list's budget when header_list_max is 0 and the server's head limit is
+ * larger (nghttp2's own default for it is unlimited). */
+#define H2_HEADER_LIST_DEFAULT 16384u
+
 /* How long an ending connection waits for its last frames (a GOAWAY) to leave before it
  * closes anyway (HTTP/1.1's close lingers as long). */
 #define H2_LINGER_MS 1000u
@@ -121,6 +125,7 @@ struct h2_conn {
 	bool draining;        /* ending: parked until its last send left (end()) */
 	bool peer_closed;     /* the client's end (or an error) came: no linger for it */
 	uint32_t new_streams; /* streams begun in the current receive */
+	uint32_t header_max;  /* the header list's budget: header_list_max, or limits->head */
 	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */
 	/* The glitch bucket (MadeYouReset): tokens, refilled by time. */
 	uint64_t glitch_tokens, glitch_at;

@@ -149,7 +149,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, nghttp2_rcb
 	if (st->refuse)
 		return 0;
 	st->header_bytes += n.len + v.len + 32;
-	if (st->header_bytes > st->h->p->opt.header_list_max) {
+	if (st->header_bytes > st->h->header_max) {
 		st->refuse = 431;
 		return 0;
 	}
@@ -287,10 +287,14 @@ int h2_session_new(struct h2_conn *h)
 	nghttp2_option *opt;
 	nghttp2_mem mem;
 	int r;
+
+	/* Unset, the budget is the one HTTP/1.1 has on the same server: its head limit. */
+	h->header_max =
+		o->header_list_max ? o->header_list_max : giong_http_conn_limits(h->c)->head;
 	nghttp2_settings_entry set[] = {
 		{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, o->max_concurrent_streams},
 		{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, o->stream_window},
-		{NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, o->header_list_max},
+		{NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, h->header_max},
 		{NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
 	};
 

@@ -40,8 +40,11 @@ struct giong_http2_options {
 	uint32_t stream_window;
 	/* The most bytes of one request's decoded header list (names, values and
 	 * 32 per field, as RFC 9113 counts), checked as the fields arrive: past it
-	 * the stream is answered 431. Default: the server's limits->head (16 KiB
-	 * unless set). */
+	 * the stream is answered 431, as HTTP/1.1 answers a head past the same
+	 * server's limits->head. 0 (giong_http2_options_init()'s): that
+	 * limits->head, but at most 16 KiB (every stream open at once holds up to
+	 * this much: 100 x 16 KiB per connection by default). Sent as
+	 * SETTINGS_MAX_HEADER_LIST_SIZE. */
 	uint32_t header_list_max;
 	/* New streams handled per receive (nginx's cap against Rapid Reset):
 	 * beyond it the connection is closed with ENHANCE_YOUR_CALM. Default
