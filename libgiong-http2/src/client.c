@@ -101,16 +101,20 @@ void h2c_close(void *session)
 
 /* ------------------------------------------------------------ a request */
 
-/* nghttp2's source of a request body: what client_body() lent, DEFERRED until then. */
+/* nghttp2's source of a request body: what client_body() lent, DEFERRED until then.
+ * The stream is looked up by its id, not taken from the source: an exchange that ended
+ * (its stream freed, nghttp2's reference cleared) with its DATA still queued gets the
+ * stream reset here instead of its freed memory read. */
 static ssize_t body_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
 			 nghttp2_data_source *src, void *ud)
 {
-	struct h2c_stream *st = src->ptr;
+	struct h2c_stream *st = nghttp2_session_get_stream_user_data(s, id);
 	size_t n;
 
-	(void)s;
-	(void)id;
+	(void)src;
 	(void)ud;
+	if (!st)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	if (!st->body_len && !st->body_last) {
 		st->deferred = true;
 		return NGHTTP2_ERR_DEFERRED;
@@ -177,7 +181,7 @@ int h2c_request(void *session, const struct giong_http_request_out *rq, void **r
 			cl[i] = d[k - 1 - i];
 		nva[n++] = nv("content-length", 14, cl, k);
 	}
-	prd.source.ptr = st;
+	prd.source.ptr = NULL; /* body_read() finds the stream by its id */
 	prd.read_callback = body_read;
 	/* Past the server's limit of streams nghttp2 holds the HEADERS until one ends. */
 	id = nghttp2_submit_request(h->s, NULL, nva, n, rq->has_body ? &prd : NULL, st);
