@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include <liburing.h>
 
 #include "h2.h"
 
@@ -308,19 +309,35 @@ int h2_body_end(struct giong_http_response *res)
 	return queue_out(st, NULL, 0, SIZE_MAX);
 }
 
+/* Read @len bytes of @fd at @off into @buf through the ring: a file not in the page
+ * cache is read by the kernel's workers, never by a blocking pread() on this worker.
+ * @buf is lent to the kernel until giong_io() returns. The count, or -errno. */
+static int file_read(int fd, void *buf, size_t len, uint64_t off)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
+	return giong_io(sqe);
+}
+
 int h2_sendfile(struct giong_http_response *res, int fd, off_t off, uint64_t len)
 {
 	struct h2_stream *st = of_res(res);
 	char buf[16384];
 	int r;
 
-	/* Copied through memory for now: DATA payload spliced from the file is the
-	 * next step (the frame header from memory, the payload by splice). */
+	/* Copied through memory: a DATA frame is at most 16 KiB unless the client
+	 * raises SETTINGS_MAX_FRAME_SIZE, and a splice of each one's payload would be
+	 * two io_uring operations run by the kernel's worker threads per 16 KiB
+	 * (docs/http2.md, "Not yet"). */
 	while (len) {
-		ssize_t n = pread(fd, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf), off);
+		int n = file_read(fd, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf),
+				  (uint64_t)off);
 
 		if (n < 0)
-			return -errno;
+			return n;
 		if (n == 0)
 			return -EIO; /* the file is shorter than the range */
 		if ((r = queue_out(st, buf, (size_t)n, OUT_HIGH)))
