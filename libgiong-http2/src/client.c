@@ -85,7 +85,13 @@ int h2c_usable(void *session)
 
 unsigned h2c_streams(void *session)
 {
-	return session ? ((struct h2c_session *)session)->nstreams : 0;
+	struct h2c_session *h = session;
+
+	if (!h)
+		return 0;
+	/* Frames queued and not written (the RST_STREAM of an exchange ended early,
+	 * which client_end() cannot wait to write) count as one: not idle yet. */
+	return h->nstreams + (!h->error && nghttp2_session_want_write(h->s) ? 1u : 0u);
 }
 
 void h2c_close(void *session)
@@ -113,7 +119,7 @@ static ssize_t body_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
 
 	(void)src;
 	(void)ud;
-	if (!st)
+	if (!st || st->error)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	if (!st->body_len && !st->body_last) {
 		st->deferred = true;
@@ -225,7 +231,12 @@ int h2c_body(void *stream, const void *p, size_t len, bool last)
 	}
 	r = h2c_flush(h);
 	if (!r)
-		r = h2c_wait(st, body_taken);
+		r = h2c_wait(st, body_taken, true);
+	if (r && !body_taken(st)) {
+		/* Not all of it went: never an END_STREAM after a body cut short (the
+		 * source resets the stream if nghttp2 asks again). */
+		st->error = r;
+	}
 	st->body = NULL; /* the caller's again, whatever happened */
 	st->body_len = 0;
 	if (r)
@@ -267,7 +278,7 @@ int h2c_response(void *stream, struct giong_http_reply_in *out)
 
 	if (!st || !out)
 		return -EINVAL;
-	if ((r = h2c_wait(st, head_ready)))
+	if ((r = h2c_wait(st, head_ready, false)))
 		return r == -EPROTO ? -EBADMSG : r;
 	if (!st->head_done)
 		return closed_error(st);
@@ -292,7 +303,10 @@ static int consume(struct h2c_stream *st)
 	else
 		nghttp2_session_consume_connection(st->h->s, c->len);
 	free(c);
-	return h2c_flush(st->h); /* the WINDOW_UPDATE */
+	/* The WINDOW_UPDATE. A failure is the connection's: what this stream holds
+	 * already is still handed out first (body_ready()). */
+	(void)h2c_flush(st->h);
+	return 0;
 }
 
 static bool body_ready(const struct h2c_stream *st)
@@ -309,7 +323,7 @@ ssize_t h2c_next(void *stream, const void **data)
 	if (!st || !data)
 		return -EINVAL;
 	*data = "";
-	if ((r = consume(st)) || (r = h2c_wait(st, body_ready)))
+	if ((r = consume(st)) || (r = h2c_wait(st, body_ready, false)))
 		return r == -EPROTO ? -EBADMSG : r;
 	if ((c = st->in)) {
 		if (!(st->in = c->next))

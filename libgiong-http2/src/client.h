@@ -95,9 +95,10 @@ struct h2c_session {
 	struct giong__list streams, waiters; /* every stream; those whose task waits */
 	unsigned nstreams;
 	bool reading, writing, write_again;
-	bool goaway; /* the server's GOAWAY came: no new stream */
-	int error;   /* sticky: the connection failed */
-	char *out;   /* what h2c_flush() writes */
+	struct giong_waitq drained; /* tasks waiting for the writer's round to end */
+	bool goaway;                /* the server's GOAWAY came: no new stream */
+	int error;                  /* sticky: the connection failed */
+	char *out;                  /* what h2c_flush() writes */
 	size_t out_len, out_cap;
 	char rbuf[H2C_READ_LEN];
 };
@@ -109,9 +110,11 @@ int h2c_flush(struct h2c_session *h);
 void h2c_fail(struct h2c_session *h, int err);
 /* Wake @st's task if it waits. */
 void h2c_wake(struct h2c_stream *st);
-/* Wait until @ready(@st), reading the connection when nobody else does. 0, or
+/* Wait until @ready(@st), reading the connection when nobody else does; with @drains
+ * (what it waits for is its own frames leaving) it waits for the task writing rather
+ * than read. 0 (also when what it waited for came with the connection's failure), or
  * -errno (the task's deadline, a cancellation, the connection's failure). */
-int h2c_wait(struct h2c_stream *st, bool (*ready)(const struct h2c_stream *));
+int h2c_wait(struct h2c_stream *st, bool (*ready)(const struct h2c_stream *), bool drains);
 /* The session's nghttp2 callbacks (client_io.c). */
 int h2c_callbacks(nghttp2_session_callbacks **ret);
 

@@ -96,40 +96,52 @@ int h2c_flush(struct h2c_session *h)
 				break;
 			/* Other tasks may queue frames meanwhile: nghttp2 is not in use. */
 			if ((w = giong_stream_write_all(h->st, h->out, h->out_len)) < 0) {
-				/* Part of a frame may have left: the connection cannot go on. */
+				/* Part of a frame may have left: the connection cannot go on.
+				 * This task's own deadline or cancellation is its error; the
+				 * other exchanges see the connection aborted. */
 				r = (int)w;
-				h2c_fail(h, r);
-				break;
+				h2c_fail(h, r == -ETIMEDOUT || r == -ECANCELED ? -ECONNABORTED : r);
+				h->writing = false;
+				giong_waitq_wake_all(&h->drained, 0);
+				return r;
 			}
 		}
 	} while (!h->error && h->write_again);
 	h->writing = false;
+	giong_waitq_wake_all(&h->drained, 0); /* what was queued when they looked has left */
 	return h->error;
 }
 
-/* Read once from the connection and feed nghttp2: 0, or -errno (the
- * connection's failure, or the calling task's deadline or cancellation). */
+/* Read once from the connection (as its reader: h->reading is set) and feed nghttp2,
+ * then give the reading up (another task may read while this one writes) and write
+ * what nghttp2 answers. 0, or -errno (the connection's failure, or the calling task's
+ * deadline or cancellation). */
 static int read_once(struct h2c_session *h)
 {
 	ssize_t n = giong_stream_read(h->st, h->rbuf, sizeof(h->rbuf));
+	bool failed = false;
 
 	if (n == 0)
 		n = -ECONNRESET; /* the server closed: streams not ended are cut */
+	if (n > 0)
+		failed = nghttp2_session_mem_recv(h->s, (const uint8_t *)h->rbuf, (size_t)n) < 0;
+	h->reading = false;
+	handover(h);
 	if (n < 0) {
 		if (n != -ETIMEDOUT && n != -ECANCELED)
 			h2c_fail(h, (int)n);
 		return (int)n;
 	}
-	if (nghttp2_session_mem_recv(h->s, (const uint8_t *)h->rbuf, (size_t)n) < 0) {
-		/* nghttp2 queued a GOAWAY: let it go, then the connection is done. */
-		(void)h2c_flush(h);
-		h2c_fail(h, -EPROTO);
-		return -EPROTO;
-	}
-	return h2c_flush(h); /* acknowledgements, window updates */
+	/* Acknowledgements, window updates; after a failure, the GOAWAY nghttp2 queued. */
+	(void)h2c_flush(h);
+	/* A connection error nghttp2 handled itself ends the session without failing the
+	 * call: nothing more to read or write. */
+	if (failed || (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s)))
+		h2c_fail(h, h->goaway && !failed ? -ECONNRESET : -EPROTO);
+	return h->error;
 }
 
-int h2c_wait(struct h2c_stream *st, bool (*ready)(const struct h2c_stream *))
+int h2c_wait(struct h2c_stream *st, bool (*ready)(const struct h2c_stream *), bool drains)
 {
 	struct h2c_session *h = st->h;
 	int r = 0;
@@ -141,10 +153,18 @@ int h2c_wait(struct h2c_stream *st, bool (*ready)(const struct h2c_stream *))
 			r = h->error;
 			break;
 		}
+		if (drains && h->writing && h->write_again) {
+			/* Our frames wait for the task writing: it takes them in its next
+			 * round, then says so. A read would wait for the server instead. */
+			if ((r = giong_waitq_wait(&h->drained, 0)) < 0)
+				break;
+			continue;
+		}
 		if (!h->reading) {
 			h->reading = true;
-			r = read_once(h);
-			h->reading = false;
+			r = read_once(h); /* gives the reading up itself */
+			if (r < 0 && ready(st))
+				r = 0; /* what it waited for came before the failure */
 			if (r < 0)
 				break;
 			continue;

@@ -8,16 +8,21 @@
  * limit, an exchange ended early, and the client's counters that say it was
  * HTTP/2 and not HTTP/1.1.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "giong_test.h"
+#include "../http/client_test.h" /* its socket server: struct rs */
 
 #include <giong/http.h>
 #include <giong/http2.h>
@@ -228,8 +233,9 @@ static void basics_main(unsigned worker, void *arg)
 		gt_check_int_equal(giong_http_exchange_end(ex), 1);
 	}
 
-	/* a streamed upload abandoned half way (no end, no response read): only its
-	 * stream is reset, and its DATA source is never read again */
+	/* a streamed upload abandoned half way (no end, no response read), the last
+	 * exchange on its connection: its DATA source is never read again, and the
+	 * connection is closed (0), its RST_STREAM not written without waiting */
 	{
 		static char piece[16384];
 
@@ -237,7 +243,7 @@ static void basics_main(unsigned worker, void *arg)
 		gt_check_int_equal(giong_http_exchange_begin(c->cli, "POST", url, &ex), 0);
 		gt_check_int_equal(giong_http_exchange_write(ex, piece, sizeof(piece)), 0);
 		gt_check_int_equal(giong_http_exchange_write(ex, piece, sizeof(piece)), 0);
-		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+		gt_check_int_equal(giong_http_exchange_end(ex), 0);
 	}
 
 	/* a streamed response, read as it comes */
@@ -248,17 +254,27 @@ static void basics_main(unsigned worker, void *arg)
 	gt_check_int_equal(giong_http_exchange_body(ex, &data), 60);
 	gt_check_int_equal(giong_http_exchange_end(ex), 1);
 
-	/* ended with most of its body unread: the stream is reset, the connection goes on */
-	snprintf(url, sizeof(url), "%s/big?n=8000000", c->sv->base);
-	gt_check_int_equal(giong_http_exchange_begin(c->cli, "GET", url, &ex), 0);
-	gt_check_int_equal(giong_http_exchange_response(ex), 200);
-	gt_check_true(giong_http_exchange_next(ex, &data) > 0);
-	gt_check_int_equal(giong_http_exchange_end(ex), 1);
-	snprintf(url, sizeof(url), "%s/json", c->sv->base);
-	n = giong_http_get(c->cli, url, &status, &body);
-	gt_check_int_equal(status, 200);
-	gt_check_int_equal(n, 27);
-	free(body);
+	/* ended with most of its body unread while another exchange shares the
+	 * connection: only its stream is reset, the connection goes on (1), and the
+	 * other's reads write the reset */
+	{
+		struct giong_http_exchange *other;
+
+		snprintf(url, sizeof(url), "%s/big?n=8000000", c->sv->base);
+		gt_check_int_equal(giong_http_exchange_begin(c->cli, "GET", url, &ex), 0);
+		gt_check_int_equal(giong_http_exchange_response(ex), 200);
+		gt_check_true(giong_http_exchange_next(ex, &data) > 0);
+		snprintf(url, sizeof(url), "%s/json", c->sv->base);
+		gt_check_int_equal(giong_http_exchange_begin(c->cli, "GET", url, &other), 0);
+		gt_check_int_equal(giong_http_exchange_response(other), 200);
+		gt_check_int_equal(giong_http_exchange_end(ex), 1);
+		gt_check_int_equal(giong_http_exchange_body(other, &data), 27);
+		gt_check_int_equal(giong_http_exchange_end(other), 1);
+		n = giong_http_get(c->cli, url, &status, &body);
+		gt_check_int_equal(status, 200);
+		gt_check_int_equal(n, 27);
+		free(body);
+	}
 
 	/* a pipeline: its requests go as streams at once, handed back in order, the
 	 * second ended unread (only its stream is reset) */
@@ -286,11 +302,12 @@ static void basics_main(unsigned worker, void *arg)
 		gt_check_int_equal(giong_http_pipeline_end(pl), 1);
 	}
 
-	/* every exchange above was an HTTP/2 stream, all on one connection */
+	/* every exchange above was an HTTP/2 stream, on two connections (the abandoned
+	 * upload closed the first) */
 	gt_check_int_equal(giong_http_client_stats(c->cli, 0, &cs), 0);
 	gt_check_int_equal(cs.streams, cs.exchanges);
-	gt_check_int_equal(cs.exchanges, 17);
-	gt_check_int_equal(cs.connects, 1);
+	gt_check_int_equal(cs.exchanges, 18);
+	gt_check_int_equal(cs.connects, 2);
 	gt_check_int_equal(giong_http_client_close_idle(c->cli), 1);
 }
 
@@ -403,6 +420,165 @@ static void test_head_limit(void **state)
 	server_stop(&sv);
 }
 
+/* ------------------------------------------------------------ one task writes, another reads */
+
+static intptr_t slow_get(void *arg)
+{
+	struct ctx *c = arg;
+	char url[128], *body;
+	int status;
+	ssize_t n;
+
+	snprintf(url, sizeof(url), "%s/sleep?ms=1500", c->sv->base);
+	n = giong_http_get(c->cli, url, &status, &body);
+	free(body);
+	return n == 6 && status == 200;
+}
+
+/* While one exchange's task reads the connection (its response takes 1.5 s), another
+ * streams an upload: each write returns once its bytes left, not when the server
+ * happens to send something for the reader. */
+static void write_beside_read_main(unsigned worker, void *arg)
+{
+	struct ctx *c = arg;
+	struct giong_http_exchange *ex;
+	struct giong_task *t;
+	static char piece[1024];
+	const void *data;
+	char url[128];
+	intptr_t got = 0;
+	uint64_t t0, worst = 0;
+
+	(void)worker;
+	gt_check_int_equal(giong_spawn(slow_get, c, &t), 0);
+	giong_sleep_ms(100); /* the GET's task is the connection's reader by now */
+	snprintf(url, sizeof(url), "%s/count", c->sv->base);
+	gt_check_int_equal(giong_http_exchange_begin(c->cli, "POST", url, &ex), 0);
+	for (int i = 0; i < 4; i++) {
+		t0 = giong_now_ms();
+		gt_check_int_equal(giong_http_exchange_write(ex, piece, sizeof(piece)), 0);
+		if (giong_now_ms() - t0 > worst)
+			worst = giong_now_ms() - t0;
+	}
+	gt_check_int_equal(giong_http_exchange_response(ex), 200);
+	gt_check_int_equal(giong_http_exchange_body(ex, &data), 5);
+	gt_check_int_equal(giong_http_exchange_end(ex), 1);
+	gt_check_int_equal(giong_join(t, &got), 0);
+	gt_check_int_equal(got, 1);
+	gt_check_true(worst < 700); /* not held until the sleeping response came */
+	gt_check_int_equal(giong_http_client_stats(c->cli, 0, &c->cs), 0);
+}
+
+static void test_write_beside_read(void **state)
+{
+	struct server sv;
+	struct ctx c = {.sv = &sv};
+
+	(void)state;
+	server_start(&sv, NULL);
+	c.cli = h2_client(0);
+	run1(write_beside_read_main, &c);
+	assert_int_equal(c.cs.connects, 1);
+	assert_int_equal(giong_http_client_free(c.cli), 0);
+	server_stop(&sv);
+}
+
+/* ------------------------------------------------------------ a raw server */
+
+/* A server of a few frames (tests/http/client_test.h's socket server): it reads the
+ * client's preface and settings, sends its own SETTINGS and then the script, then keeps
+ * the connection open for its hold_ms (or closes it at once). */
+struct raw {
+	const unsigned char *script;
+	size_t len;
+	int hold_ms;
+};
+
+static void raw_serve(struct rs *rs, int fd, int i)
+{
+	static const unsigned char settings[9] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
+	const struct raw *r = rs->arg;
+	char buf[4096];
+
+	(void)i;
+	if (read(fd, buf, sizeof(buf)) > 0 && write(fd, settings, sizeof(settings)) == 9 &&
+	    write(fd, r->script, r->len) == (ssize_t)r->len && r->hold_ms)
+		usleep((useconds_t)r->hold_ms * 1000);
+}
+
+struct raw_ctx {
+	struct giong_http_client *cli;
+	int port;
+	ssize_t n;
+	int status;
+	uint64_t ms;
+	char *body;
+};
+
+static void raw_get_main(unsigned worker, void *arg)
+{
+	struct raw_ctx *c = arg;
+	char url[64];
+	uint64_t t0 = giong_now_ms();
+
+	(void)worker;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", c->port);
+	c->n = giong_http_get(c->cli, url, &c->status, &c->body);
+	c->ms = giong_now_ms() - t0;
+}
+
+/* A connection error nghttp2 answers itself (a DATA frame on stream 0, the server
+ * keeping the connection open): the exchange fails at once with -EBADMSG, not at its
+ * head timeout (5 s). */
+static void test_connection_error(void **state)
+{
+	static const unsigned char script[] = {0, 0, 1, 0, 0, 0, 0, 0, 0, 'x'};
+	struct raw r = {script, sizeof(script), 3000};
+	struct raw_ctx c = {0};
+	struct rs rs;
+
+	(void)state;
+	rs_start(&rs, raw_serve, &r);
+	c.cli = h2_client(0);
+	c.port = rs.port;
+	run1(raw_get_main, &c);
+	assert_int_equal(c.n, -EBADMSG);
+	assert_true(c.ms < 2000);
+	assert_int_equal(giong_http_client_free(c.cli), 0);
+	rs_stop(&rs);
+}
+
+/* A response whole (HEADERS :status 200, then 20,000 bytes of DATA, the last frame with
+ * END_STREAM) and then the server's close in the same read: the body is all there. */
+static void test_whole_then_close(void **state)
+{
+	static unsigned char script[10 + 2 * 9 + 20000];
+	unsigned char *p = script;
+	struct raw r = {script, sizeof(script), 0};
+	struct raw_ctx c = {0};
+	struct rs rs;
+
+	(void)state;
+	/* HEADERS, stream 1, END_HEADERS: ":status: 200" is HPACK's static entry 8 */
+	memcpy(p, (unsigned char[]){0, 0, 1, 1, 4, 0, 0, 0, 1, 0x88}, 10);
+	p += 10;
+	/* DATA 16,384 + 3,616, stream 1, END_STREAM on the second */
+	memcpy(p, (unsigned char[]){0, 0x40, 0, 0, 0, 0, 0, 0, 1}, 9);
+	memset(p + 9, 'a', 16384);
+	p += 9 + 16384;
+	memcpy(p, (unsigned char[]){0, 0x0e, 0x20, 0, 1, 0, 0, 0, 1}, 9);
+	memset(p + 9, 'b', 3616);
+	rs_start(&rs, raw_serve, &r);
+	c.cli = h2_client(0);
+	c.port = rs.port;
+	run1(raw_get_main, &c);
+	assert_int_equal(c.status, 200);
+	assert_int_equal(c.n, 20000);
+	free(c.body);
+	assert_int_equal(giong_http_client_free(c.cli), 0);
+	rs_stop(&rs);
+}
+
 /* ------------------------------------------------------------ bad options */
 
 static void test_options(void **state)
@@ -435,6 +611,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_basics),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_head_limit),
+		cmocka_unit_test(test_write_beside_read),
+		cmocka_unit_test(test_connection_error),
+		cmocka_unit_test(test_whole_then_close),
 	};
 
 	server_bin = argc > 1 ? argv[1] : getenv("H2_SERVER");

@@ -244,7 +244,8 @@ int giong__http_mux_head(struct giong_http_exchange *ex);
 /* The next span of body, at most @max: its length, 0 at the end, -errno. */
 ssize_t giong__http_mux_body_next(struct giong_http_exchange *ex, const char **data, size_t max);
 /* @ex is done with its connection: its stream ends; the connection stays shared
- * (1), goes to the pool after its last exchange (1), or is closed (0). */
+ * (1), goes to the pool after its last exchange (1), or is closed (0); 0 too for one
+ * that takes no new stream, closed when the last exchange on it ends. */
 int giong__http_mux_release(struct giong_http_exchange *ex);
 
 /* A URL taken apart (spans into it, but for the defaulted target). */

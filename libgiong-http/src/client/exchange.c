@@ -472,7 +472,9 @@ static bool may_retry(const struct giong_http_exchange *ex, int r)
 	       (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN || r == GIONG_ETLS_TRUNCATED);
 }
 
-/* After a failure on a pooled connection: the next try is on a new one. */
+/* After a failure on a pooled connection, or a stream refused: the next try is on
+ * another connection (a new one; for a stream, the origin's shared one if it still
+ * takes streams). */
 static void retry_reset(struct giong_http_exchange *ex)
 {
 	if (on_mux(ex))

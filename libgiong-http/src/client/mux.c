@@ -131,7 +131,11 @@ int giong__http_mux_release(struct giong_http_exchange *ex)
 		o->mux = NULL;
 		c->origin_mux = NULL;
 	}
-	if (c->proto->client_usable(c->session) >= 0 && !ex->w->cli->o.no_keep_alive) {
+	/* Pooled when it takes streams and has nothing queued (an exchange ended early
+	 * leaves its RST_STREAM unwritten: the server would go on sending, and the pool
+	 * close the connection at its first byte anyway). */
+	if (c->proto->client_usable(c->session) >= 0 && !c->proto->client_streams(c->session) &&
+	    !ex->w->cli->o.no_keep_alive) {
 		int pooled = giong__http_pool_put(c, ex->origin);
 
 		if (o)
@@ -167,8 +171,8 @@ int giong__http_mux_send(struct giong_http_exchange *ex, bool streamed)
 	if (r)
 		return r;
 	ex->w->stats.streams++;
-	if (c->proto->client_streams(c->session) > 1)
-		ex->w->stats.multiplexed++;
+	if (c->users > 1)
+		ex->w->stats.multiplexed++; /* another exchange uses the connection too */
 	if (!streamed && ex->body_len)
 		r = c->proto->client_body(ex->pst, ex->body, ex->body_len, true);
 	return r;

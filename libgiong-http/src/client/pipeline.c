@@ -340,7 +340,14 @@ int giong__http_pipeline_ex_end(struct giong_http_exchange *ex)
 	ex->pl = NULL;
 	pl->out = NULL;
 	if (pl->mux) {
-		/* Its stream ends; the others go on whatever became of it. */
+		/* Its stream ends; the others go on whatever became of it. A refused
+		 * stream sent again may have found a connection of HTTP/1.1 (ALPN):
+		 * closed, not pooled out of step. */
+		if (c && !c->session) {
+			giong__http_cconn_close(c);
+			ex->conn = NULL;
+			c = NULL;
+		}
 		kept = c ? giong__http_mux_release(ex) : 0;
 		if (pl->next == pl->n) {
 			pl->conn = NULL;

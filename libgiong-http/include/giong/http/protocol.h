@@ -139,18 +139,21 @@ struct giong_http_protocol {
 	 * fields_max). 0 and the session in *@session, or -errno (the client closes @s). */
 	int (*client_open)(struct giong_stream *s, const struct giong_http_client_options *o,
 			   void **session);
-	/* Whether @session takes a new stream: 1; 0 while at the server's limit
-	 * (client_request() waits for room); -errno once it can take none again (a GOAWAY
-	 * came, the connection failed): new exchanges go to another connection. Never
-	 * suspends. */
+	/* Whether @session takes a new stream: 1; 0 while at the server's limit (a
+	 * request made then is held by the protocol until a stream ends, under its
+	 * deadline); -errno once it can take none again (a GOAWAY came, the connection
+	 * failed): new exchanges go to another connection. Never suspends. */
 	int (*client_usable)(void *session);
-	/* The streams open on @session (0: idle, the client may pool it). Never suspends. */
+	/* The streams open on @session, and 1 more while frames wait to be written (the
+	 * reset of a stream ended early): 0 means idle, the client may pool it. Never
+	 * suspends. */
 	unsigned (*client_streams)(void *session);
 	/* Free @session, none of whose streams is open; its stream stays the client's.
 	 * Never suspends. */
 	void (*client_close)(void *session);
-	/* Open a stream on @session for @rq (waiting for room under the deadline): 0 and
-	 * the stream in *@st, or -errno. */
+	/* Open a stream on @session for @rq: 0 and the stream in *@st, or -errno (-EAGAIN:
+	 * this session takes no new stream). Its head is written with its body's first
+	 * bytes (client_body()), or at once when it has none. */
 	int (*client_request)(void *session, const struct giong_http_request_out *rq, void **st);
 	/* Request body bytes @p[0..@len), lent until the call returns; @last: the end of
 	 * the body (a sized body's last bytes, or the end of a streamed one, @len 0 then).
@@ -166,8 +169,8 @@ struct giong_http_protocol {
 	 * its length, 0 at the end of the body, or -errno as client_response(). */
 	ssize_t (*client_next)(void *st, const void **data);
 	/* End and free @st: 1 when it ended whole (its response read to the end, the
-	 * request sent), 0 when it had to be reset. The session goes on either way.
-	 * Never suspends. */
+	 * request sent), 0 when it had to be reset (the reset is written with the
+	 * session's next write). The session goes on either way. Never suspends. */
 	int (*client_end)(void *st);
 };
 
