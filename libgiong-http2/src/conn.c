@@ -49,9 +49,11 @@ static void end(struct h2_conn *h)
 	 * DATA sends WINDOW_UPDATEs, and a close with those unread (or before they come)
 	 * resets the connection, destroying what it had not read yet (a download cut at
 	 * shutdown). conn_free() frees @h once the client closed too, or the linger is
-	 * over; at once for a client that closed already. */
-	if (h->peer_closed)
-		giong_http_conn_close(h->c);
+	 * over; at once for a client that closed already, or one whose last send is still
+	 * stuck after H2_LINGER_MS (it reads nothing: a flood of PINGs whose ACKs it never
+	 * reads; the linger would wait for that send until the write timeout). */
+	if (h->peer_closed || (h->draining && giong_http_conn_sending(h->c)))
+		giong_http_conn_close(h->c); /* it closed, or reads nothing: no linger */
 	else
 		giong_http_conn_linger(h->c);
 }
