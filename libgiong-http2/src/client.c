@@ -126,10 +126,11 @@ static ssize_t body_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
 		return NGHTTP2_ERR_DEFERRED;
 	}
 	n = st->body_len < len ? st->body_len : len;
-	if (n)
+	if (n) {
 		memcpy(buf, st->body, n);
-	st->body += n;
-	st->body_len -= n;
+		st->body += n; /* not for a body that is none: NULL + 0 */
+		st->body_len -= n;
+	}
 	if (!st->body_len) {
 		if (st->body_last) {
 			*flags |= NGHTTP2_DATA_FLAG_EOF;

@@ -89,6 +89,11 @@ void giong__http_ex_put(struct giong__http_cworker *w, struct giong_http_exchang
 
 static int fail(struct giong_http_exchange *ex, int err)
 {
+	/* A stream the server refused unprocessed that could not go again (streamed,
+	 * or refused twice): for the caller, the server ended it. -EAGAIN is "not yet"
+	 * in this API. */
+	if (err == -EAGAIN)
+		err = -ECONNRESET;
 	if (ex->state != GIONG__HTTP_EX_FAILED) {
 		ex->state = GIONG__HTTP_EX_FAILED;
 		ex->error = err;

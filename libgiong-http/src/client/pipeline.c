@@ -188,6 +188,15 @@ static int pl_write(struct giong_http_pipeline *pl)
 	uint64_t saved;
 	int k = 0, r;
 
+	/* An exchange to the origin connecting may bring a connection to share: wait
+	 * for it, as an exchange does (exchange.c's take_conn()). */
+	while (!pl->conn && !pl->origin->mux && pl->origin->opening) {
+		saved = giong_deadline_in(w->cli->o.connect_timeout_ms);
+		r = giong_waitq_wait(&pl->origin->opened, 0);
+		giong_deadline_restore(saved);
+		if (r < 0)
+			return r;
+	}
 	if (!pl->conn && pl->origin->mux && giong__http_mux_usable(pl->origin->mux)) {
 		pl->conn = pl->origin->mux;
 		pl->reused = true;
