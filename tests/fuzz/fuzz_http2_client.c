@@ -18,7 +18,8 @@
  * one connection (1, 3, 5, 7 in the order they start, as a rule):
  *  - GET /a, the body read whole (giong_http_exchange_body());
  *  - GET /b, the body read in pieces of 1..8 bytes (giong_http_exchange_read());
- *  - POST /c, a body streamed in 3 writes (giong_http_exchange_write());
+ *  - POST /c, a body streamed in 3 writes (giong_http_exchange_write()), the
+ *    response's read span by span (giong_http_exchange_next());
  *  - HEAD /d, or (bit 7) a pipeline of two GETs, /e and /f, which starts once
  *    the first connection is up (pipeline.c does not wait for a connection
  *    being opened, as an exchange does: it would open one of its own).
@@ -34,7 +35,8 @@
  * added).
  *   bits 0-3: k, the largest piece is 2^k bytes (k = 15: the whole rest in
  *     one write); each piece's size is 1 + (a xorshift of the input) mod 2^k;
- *   bit 4: mixed into the xorshift's seed;
+ *   bit 4: mixed into the xorshift's seed; the POST asks for 100-continue
+ *     (which over HTTP/2 does not hold its body back);
  *   bit 5: the server writes its frames as soon as the preface came; else it
  *     first waits (a few ms at most) until the four requests were sent, so
  *     that a seed's responses meet their streams;
@@ -119,6 +121,8 @@ struct input {
 	bool pipeline;
 	struct giong_http_client *cli;
 	uint64_t body_max;
+	uint32_t fields_max;
+	bool expect; /* bit 4: the POST asks for 100-continue */
 	struct giong_listener *l;
 	struct conn conns[CONNS_MAX];
 	int nconns;
@@ -254,6 +258,31 @@ static struct giong_http_exchange *begin(struct input *in, const char *method, c
 	return ex;
 }
 
+/* What a final head read must show, whatever the bytes: the same status again, at most
+ * fields_max fields, each with a name, and a Content-Length of 0 or more, or -1 (not
+ * known), 0 for a HEAD. Returns it. */
+static int64_t check_head(struct input *in, struct giong_http_exchange *ex, int st, bool head)
+{
+	const char *name, *value;
+	size_t nl, vl;
+	int64_t cl;
+	int n;
+
+	CHECK(giong_http_exchange_status(ex) == st);
+	n = giong_http_exchange_field_count(ex);
+	CHECK(n >= 0 && (uint32_t)n <= in->fields_max);
+	for (int i = 0; i < n; i++) {
+		CHECK(giong_http_exchange_field_at(ex, (unsigned)i, &name, &nl, &value, &vl) == 0);
+		CHECK(name && nl > 0 && (value || !vl));
+	}
+	CHECK(giong_http_exchange_field_at(ex, (unsigned)n, &name, &nl, &value, &vl) == -ENOENT);
+	(void)giong_http_exchange_field(ex, "content-type", &vl);
+	cl = giong_http_exchange_content_length(ex);
+	CHECK(cl >= -1);
+	CHECK(!head || cl == 0);
+	return cl;
+}
+
 /* Exchange @i: @method @path with no request body, the response's read whole (a HEAD's
  * is empty). */
 static void whole(struct input *in, int i, const char *method, const char *path)
@@ -261,14 +290,17 @@ static void whole(struct input *in, int i, const char *method, const char *path)
 	struct giong_http_exchange *ex = begin(in, method, path);
 	ssize_t max = strcmp(method, "HEAD") ? (ssize_t)in->body_max : 0;
 	const void *data = NULL;
+	int64_t cl;
 
 	sent(in, giong_http_exchange_send(ex, NULL, 0));
 	in->status[i] = giong_http_exchange_response(ex);
 	check_status(in->status[i]);
 	if (in->status[i] > 0) {
+		cl = check_head(in, ex, in->status[i], max == 0);
 		in->body[i] = giong_http_exchange_body(ex, &data);
 		CHECK(in->body[i] <= max);
 		CHECK(in->body[i] <= 0 || data);
+		CHECK(in->body[i] < 0 || cl < 0 || in->body[i] == cl); /* nghttp2 checks it */
 	}
 	check_end(ex);
 }
@@ -294,6 +326,8 @@ static intptr_t get_pieces(void *arg)
 	in->status[1] = giong_http_exchange_response(ex);
 	check_status(in->status[1]);
 	if (in->status[1] > 0) {
+		int64_t cl = check_head(in, ex, in->status[1], false);
+
 		for (i = 0; i < READS_MAX; i++) {
 			size_t want = 1 + (size_t)(fuzz_rng(&rng) & 7);
 
@@ -305,31 +339,43 @@ static intptr_t get_pieces(void *arg)
 		}
 		CHECK(i < READS_MAX);
 		in->body[1] = n < 0 ? n : total;
+		CHECK(n < 0 || cl < 0 || total == cl);
 	}
 	check_end(ex);
 	return 0;
 }
 
-/* POST /c, the body streamed in 3 writes. */
+/* POST /c, the body streamed in 3 writes, the response's read span by span. */
 static intptr_t post_streamed(void *arg)
 {
 	static const char *const pieces[] = {"first piece, ", "second, ", "and the last\n"};
 	struct input *in = arg;
 	struct giong_http_exchange *ex = begin(in, "POST", "/c");
 	const void *data = NULL;
-	int r = 0;
+	ssize_t n = 0, total = 0;
+	int r = 0, i;
 
-	for (int i = 0; i < 3 && r == 0; i++) {
+	if (in->expect)
+		CHECK(giong_http_exchange_expect_continue(ex, FUZZ_TIMEOUT_MS) == 0);
+	for (i = 0; i < 3 && r == 0; i++)
 		r = giong_http_exchange_write(ex, pieces[i], strlen(pieces[i]));
-		CHECK(r <= 0); /* 1: expect-continue only, not asked for */
-	}
+	CHECK(r <= 0 || (in->expect && r == 1)); /* 1: answered before the body */
 	in->sent++;
 	in->status[2] = giong_http_exchange_response(ex);
 	check_status(in->status[2]);
-	CHECK(r == 0 || in->status[2] < 0); /* a write that failed fails the exchange */
+	CHECK(r >= 0 || in->status[2] < 0); /* a write that failed fails the exchange */
 	if (in->status[2] > 0) {
-		in->body[2] = giong_http_exchange_body(ex, &data);
-		CHECK(in->body[2] <= (ssize_t)in->body_max);
+		int64_t cl = check_head(in, ex, in->status[2], false);
+
+		for (i = 0; i < READS_MAX; i++) {
+			if ((n = giong_http_exchange_next(ex, &data)) <= 0)
+				break;
+			CHECK(data);
+			total += n;
+		}
+		CHECK(i < READS_MAX);
+		in->body[2] = n < 0 ? n : total;
+		CHECK(n < 0 || cl < 0 || total == cl);
 	}
 	check_end(ex);
 	return 0;
@@ -439,6 +485,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK((in = calloc(1, sizeof(*in))));
 	in->k = data[0] & 0x0f;
 	in->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)(data[0] >> 4 & 1) << 32) ^ size;
+	in->expect = data[0] >> 4 & 1;
 	in->at_once = data[0] >> 5 & 1;
 	in->seed = in->rng;
 	in->small = data[0] >> 6 & 1;
@@ -452,11 +499,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.head_timeout_ms = FUZZ_TIMEOUT_MS;
 	o.body_timeout_ms = FUZZ_TIMEOUT_MS;
 	in->body_max = GIONG_HTTP_CLIENT_BODY;
+	in->fields_max = GIONG_HTTP_CLIENT_FIELDS;
 	if (in->small) {
 		o.head_max = 256;
 		o.fields_max = 8;
 		o.body_max = SMALL_BODY;
 		in->body_max = SMALL_BODY;
+		in->fields_max = 8;
 	}
 	CHECK(giong_http_client_new(&o, &in->cli) == 0);
 

@@ -3,7 +3,8 @@
 """Write the seed corpus of fuzz_http2_client (tests/fuzz/corpus/http2_client/).
 
 Each seed is the target's input: a control byte (see fuzz_http2_client.c:
-bits 0-3 the largest piece 2^k, 15 for one write; bit 5 the server writes at
+bits 0-3 the largest piece 2^k, 15 for one write; bit 4 the POST asks for
+100-continue; bit 5 the server writes at
 once, not waiting for the four requests; bit 6 the small client limits; bit 7
 a pipeline of two GETs instead of the HEAD), then HTTP/2 frames
 as a server sends them after its empty SETTINGS (the target adds it). The
@@ -72,6 +73,9 @@ def seeds():
     e = Encoder()
     out["interim_100_103"] = (15, ack() + head(e, 1, 100) + head(e, 1, 103, [("link", "</x>")]) +
                               answer(e, 1) + head(e, 3, 100) + answer(e, 3))
+
+    e = Encoder()
+    out["expect_continue"] = (0x10 | 15, ack() + head(e, 5, 100) + all_four(e))
 
     e = Encoder()
     out["rst_stream"] = (15, ack() + frame(RST_STREAM, 0, 1, struct.pack(">I", REFUSED_STREAM)) +
