@@ -62,13 +62,7 @@
 #include <giong/net/stream.h>
 #include <giong/net/unix.h>
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_http2_server.c:%d: %s\n", __LINE__, #c);             \
-			__builtin_trap();                                                          \
-		}                                                                                  \
-	} while (0)
+#include "fuzz_util.h"
 
 /* Reads of the client side before giving up: a hang guard far past any input. */
 #define READS_MAX 100000
@@ -166,14 +160,6 @@ struct input {
 	bool ran;
 };
 
-static uint64_t next_rng(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static intptr_t serve_task(void *arg)
 {
 	struct input *in = arg;
@@ -196,13 +182,8 @@ static intptr_t write_task(void *arg)
 		return 0;
 	}
 	while (pos < in->size) {
-		size_t n = in->size - pos;
+		size_t n = fuzz_piece(&in->rng, in->k, in->size - pos);
 
-		if (in->k < 15) {
-			size_t piece = 1 + (size_t)(next_rng(&in->rng) & ((1u << in->k) - 1));
-
-			n = piece < n ? piece : n;
-		}
 		w = giong_stream_write_all(in->client, in->data + pos, n);
 		if (w < 0) {
 			CHECK(w == -EPIPE || w == -ECONNRESET);
