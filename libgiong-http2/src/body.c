@@ -6,7 +6,9 @@
  * as nghttp2 name/value pairs and submitted at its end; body bytes queued
  * for DATA frames, which nghttp2 asks for as the peer's window allows and
  * which go into the connection's batch as they are (NGHTTP2_DATA_FLAG_NO_COPY:
- * nghttp2 writes only the frame header).
+ * nghttp2 writes only the frame header); a large file range to a client
+ * taking large frames on h2c, spliced from the page cache after each frame's
+ * header by the connection's writer task (splice_file(), h2_splice_pending()).
  */
 #include <errno.h>
 #include <fcntl.h>

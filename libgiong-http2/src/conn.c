@@ -76,6 +76,8 @@ static void fill(struct h2_conn *h)
 {
 	struct giong_http_conn *c = h->c;
 
+	if (h->broken)
+		return;    /* not a protocol error: nothing could leave */
 	h->pumping = true; /* parking now would take the batch being filled */
 	while (!h->splice_st && giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
@@ -157,7 +159,7 @@ static intptr_t writer_task(void *arg)
 	 * spliced, then the next frames nghttp2 has. */
 	while (!h->dead) {
 		if (h->splice_st ? h2_splice_pending(h) : giong_http_conn_write(h->c)) {
-			h->dead = true;
+			h->dead = h->broken = true;
 			break;
 		}
 		fill(h);

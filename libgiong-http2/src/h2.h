@@ -141,6 +141,7 @@ struct h2_conn {
 	bool pumping;     /* inside pump(): the batch is being filled */
 	bool draining;    /* ending: parked until its last send left (end()) */
 	bool peer_closed; /* the client's end (or an error) came: no linger for it */
+	bool broken;      /* the writer's write failed: nothing more can be sent */
 	/* A DATA frame whose header is in the batch and whose payload (splice_len bytes
 	 * of splice_st's file range) the writer splices after it, or NULL: nghttp2 is
 	 * not asked for more output until then. The stream is not freed meanwhile. */
