@@ -6,12 +6,15 @@
 # warm-up requests; prints the server's CPU (utime + stime, in clock ticks) per round.
 # Every h2load runs under timeout; each server is stopped by its PID after its round (and at
 # exit), taskset exec'ing it so that the PID measured is the server's.
+# H2LOAD_FLAGS: more h2load options for every run, e.g. "--max-frame-size=1M" (the
+# client's SETTINGS_MAX_FRAME_SIZE; a server may then send larger DATA frames).
 set -u
 [ $# -eq 3 ] || {
 	echo "usage: $0 OLD NEW ROUNDS" >&2
 	exit 2
 }
 old=$1 new=$2 rounds=$3
+read -r -a extra <<<"${H2LOAD_FLAGS:-}"
 out=$(mktemp)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -f "$out" "$out.h2load"' EXIT
@@ -32,9 +35,9 @@ run() {
 		sleep 0.1
 	done
 	port=$(awk '/^port/ { print $2 }' "$out")
-	timeout 60 taskset -c 0 h2load -n 100 -c 2 -m 4 "http://127.0.0.1:$port/file" >/dev/null 2>&1
+	timeout 60 taskset -c 0 h2load -n 100 -c 2 -m 4 "${extra[@]}" "http://127.0.0.1:$port/file" >/dev/null 2>&1
 	a=$(ticks "$pid")
-	timeout 60 taskset -c 0 h2load -n 1200 -c 2 -m 4 "http://127.0.0.1:$port/file" >"$out.h2load" 2>&1
+	timeout 60 taskset -c 0 h2load -n 1200 -c 2 -m 4 "${extra[@]}" "http://127.0.0.1:$port/file" >"$out.h2load" 2>&1
 	b=$(ticks "$pid")
 	kill "$pid"
 	wait "$pid" 2>/dev/null

@@ -6,13 +6,17 @@
  * as nghttp2 name/value pairs and submitted at its end; body bytes queued
  * for DATA frames, which nghttp2 asks for as the peer's window allows and
  * which go into the connection's batch as they are (NGHTTP2_DATA_FLAG_NO_COPY:
- * nghttp2 writes only the frame header).
+ * nghttp2 writes only the frame header); a large file range to a client
+ * taking large frames on h2c, spliced from the page cache after each frame's
+ * header by the connection's writer task (splice_file(), h2_splice_pending()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <liburing.h>
 
@@ -331,16 +335,90 @@ static int file_read(int fd, void *buf, size_t len, uint64_t off)
 	return giong_io(sqe);
 }
 
+/* Whether a file body of @len bytes to @h's connection is spliced: a plain socket
+ * (not TLS), a body large enough, and a client that takes frames large enough for a
+ * header write and two splices a frame to cost less than a copy (with 16 KiB frames,
+ * every common client's, they cost 2.3 x: bench/results/http2.md). */
+static bool splices(struct h2_conn *h, uint64_t len)
+{
+	return len >= H2_SPLICE_MIN &&
+	       nghttp2_session_get_remote_settings(h->s, NGHTTP2_SETTINGS_MAX_FRAME_SIZE) >=
+		       H2_SPLICE_FRAME_MIN &&
+	       giong_stream_splice_fd(giong_http_conn_stream(h->c)) >= 0;
+}
+
+void h2_file_drop(struct h2_stream *st)
+{
+	if (st->file_fd < 0 || st->h->splice_st == st)
+		return; /* the writer drops it once its splice ended */
+	close(st->file_fd);
+	st->file_fd = -1;
+}
+
+/* The range @fd [@off, @off + @len) as the stream's DATA payloads, spliced by the
+ * connection's writer frame by frame (h2_data_send(), h2_splice_pending()); returns
+ * once all of it left. 0 or -errno. */
+static int splice_file(struct h2_stream *st, int fd, off_t off, uint64_t len)
+{
+	struct h2_conn *h = st->h;
+	int r = 0;
+
+	/* What was queued before goes first, in order. */
+	if ((r = queue_out(st, NULL, 0, 0)))
+		return r;
+	/* A descriptor of its own: a frame's splice may still run when this returns
+	 * early (a timeout), and the handler closes @fd then. */
+	if ((st->file_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return -errno;
+	st->file_off = (uint64_t)off;
+	st->file_left = st->file_unoffered = len;
+	st->file_eof = st->file_abandoned = false;
+	if (st->out_left > 0) {
+		st->out_left -= (int64_t)len < st->out_left ? (int64_t)len : st->out_left;
+		st->file_eof = !st->out_left;
+	}
+	if (st->deferred) {
+		st->deferred = false;
+		nghttp2_session_resume_data(h->s, st->id);
+	}
+	h2_want_write(h);
+	while (st->file_left) {
+		if (h->splice_st != st && (st->closed || h->dead)) {
+			r = -ECONNRESET;
+			break;
+		}
+		r = wait_stream(st, giong_http_conn_limits(h->c)->write_timeout_ms);
+		if (r == -ETIMEDOUT) {
+			giong_http_conn_stats(h->c)->write_timeouts++;
+			h2_conn_fail(h, NGHTTP2_CANCEL); /* a peer that does not read */
+		}
+		if (r < 0)
+			break;
+	}
+	if (st->file_left) {
+		/* Cut short: never an END_STREAM after it (the writer's pending frame,
+		 * if any, still leaves whole: its header promised it; a frame nghttp2
+		 * packed meanwhile fails the connection, h2_data_send()). */
+		st->file_abandoned = true;
+		st->file_eof = false;
+		if (!st->closed)
+			nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, st->id,
+						  NGHTTP2_INTERNAL_ERROR);
+		h2_want_write(h);
+	}
+	h2_file_drop(st);
+	return r;
+}
+
 int h2_sendfile(struct giong_http_response *res, int fd, off_t off, uint64_t len)
 {
 	struct h2_stream *st = of_res(res);
 	char buf[16384];
 	int r;
 
-	/* Copied through memory: a DATA frame is at most 16 KiB unless the client
-	 * raises SETTINGS_MAX_FRAME_SIZE, and a splice of each one's payload would be
-	 * two io_uring operations run by the kernel's worker threads per 16 KiB
-	 * (docs/http2.md, "Not yet"). */
+	if (splices(st->h, len))
+		return splice_file(st, fd, off, len);
+	/* Copied through memory: a small body, or a stream that cannot splice (TLS). */
 	while (len) {
 		int n = file_read(fd, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf),
 				  (uint64_t)off);
@@ -369,6 +447,17 @@ ssize_t h2_data_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, u
 	(void)id;
 	(void)buf;
 	(void)ud;
+	if (st->file_abandoned)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* reset: cut short */
+	if (st->file_unoffered) { /* spliced after its header (h2_data_send()) */
+		*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+		if (len > st->file_unoffered)
+			len = (size_t)st->file_unoffered;
+		st->file_unoffered -= len;
+		if (!st->file_unoffered && st->file_eof)
+			*flags |= NGHTTP2_DATA_FLAG_EOF;
+		return (ssize_t)len;
+	}
 	if (!avail && !st->out_eof) {
 		st->deferred = true;
 		return NGHTTP2_ERR_DEFERRED;
@@ -391,7 +480,20 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 	(void)frame; /* no padding is asked for: the frame is its header and payload */
 	/* nghttp2 calls this for frame after frame within one mem_send(): the batch's
 	 * bound is kept here, and the send's end pumps the rest. */
-	if (giong_http_conn_sending(h->c) || giong_http_conn_queued(h->c) + 9 + len > H2_BATCH_MAX)
+	if (giong_http_conn_sending(h->c) || h->splice_st)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	if (st->file_left) {
+		if (st->file_abandoned)
+			return NGHTTP2_ERR_CALLBACK_FAILURE; /* its fd may be gone */
+		/* The header now, its payload spliced after the batch by the writer;
+		 * mem_send() returns here (PAUSE: the frame counts as sent). */
+		if (giong_http_conn_append(h->c, framehd, 9))
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		h->splice_st = st;
+		h->splice_len = len;
+		return NGHTTP2_ERR_PAUSE;
+	}
+	if (giong_http_conn_queued(h->c) + 9 + len > H2_BATCH_MAX)
 		return NGHTTP2_ERR_WOULDBLOCK;
 	if (giong_http_conn_append(h->c, framehd, 9) ||
 	    (len && giong_http_conn_append(h->c, st->out + st->out_off, len)))
@@ -399,4 +501,41 @@ int h2_data_send(nghttp2_session *s, nghttp2_frame *frame, const uint8_t *frameh
 	st->out_off += len;
 	h2_stream_wake(st);
 	return 0;
+}
+
+ssize_t h2_data_length(nghttp2_session *s, uint8_t type, int32_t id, int32_t session_window,
+		       int32_t stream_window, uint32_t max_frame, void *ud)
+{
+	struct h2_stream *st = nghttp2_session_get_stream_user_data(s, id);
+
+	(void)type;
+	(void)session_window;
+	(void)stream_window;
+	(void)ud;
+	/* A spliced frame costs the same operations at any size: as large as the peer
+	 * takes. A copied one stays within nghttp2's 16 KiB frame buffer. */
+	if (st && st->file_unoffered)
+		return (ssize_t)max_frame;
+	return max_frame < 16384 ? (ssize_t)max_frame : 16384;
+}
+
+int h2_splice_pending(struct h2_conn *h)
+{
+	struct h2_stream *st = h->splice_st;
+	size_t len = h->splice_len;
+	int r;
+
+	r = giong_http_conn_splice(h->c, st->file_fd, (off_t)st->file_off, len);
+	h->splice_st = NULL;
+	if (r == 0 && st->file_left >= len) {
+		st->file_off += len;
+		st->file_left -= len;
+		if (!st->file_left && st->file_eof)
+			st->out_eof = true; /* the body's last byte left */
+	}
+	if (!st->file_left || st->file_abandoned)
+		h2_file_drop(st);
+	h2_stream_wake(st);
+	h2_stream_maybe_free(st); /* held while its splice ran */
+	return r;
 }

@@ -70,20 +70,16 @@ static void linger_over(struct giong_timer *t, void *ctx)
 
 static intptr_t writer_task(void *arg);
 
-static void pump(struct h2_conn *h)
+/* Drain nghttp2's output into the batch, up to its bound or a DATA frame whose payload
+ * is to be spliced after it (h->splice_st). */
+static void fill(struct h2_conn *h)
 {
 	struct giong_http_conn *c = h->c;
-	int r;
 
-	if (h->writer)
-		return; /* the writer pumps again */
-	if (giong_http_conn_sending(c)) {
-		if (h->dead && !h->draining)
-			end(h); /* parks it under the linger timer: the send may never end */
-		return;         /* sent() pumps again */
-	}
+	if (h->broken)
+		return;    /* not a protocol error: nothing could leave */
 	h->pumping = true; /* parking now would take the batch being filled */
-	while (giong_http_conn_queued(c) < H2_BATCH_MAX) {
+	while (!h->splice_st && giong_http_conn_queued(c) < H2_BATCH_MAX) {
 		const uint8_t *p;
 		ssize_t n = nghttp2_session_mem_send(h->s, &p);
 
@@ -100,7 +96,39 @@ static void pump(struct h2_conn *h)
 		}
 	}
 	h->pumping = false;
-	r = giong_http_conn_flush(c);
+}
+
+/* A connection that ends drops its pending splice: the stream's task, waiting for
+ * it, sees the end. */
+static void splice_drop(struct h2_conn *h)
+{
+	struct h2_stream *st = h->splice_st;
+
+	if (!st)
+		return;
+	h->splice_st = NULL;
+	h2_file_drop(st);
+	h2_stream_wake(st);
+	h2_stream_maybe_free(st);
+}
+
+static void pump(struct h2_conn *h)
+{
+	struct giong_http_conn *c = h->c;
+	int r;
+
+	if (h->writer)
+		return; /* the writer pumps again */
+	if (giong_http_conn_sending(c)) {
+		if (h->dead && !h->draining)
+			end(h); /* parks it under the linger timer: the send may never end */
+		return;         /* sent() pumps again */
+	}
+	fill(h);
+	if (h->dead)
+		splice_drop(h);
+	/* A payload to splice: the writer task writes the batch, then splices. */
+	r = h->splice_st ? -EAGAIN : giong_http_conn_flush(c);
 	if (r == -EAGAIN) { /* a stream that only writes with waiting: a task writes */
 		h->writer = true;
 		h->tasks++; /* counted from now: nothing parks or frees @h under it */
@@ -109,8 +137,10 @@ static void pump(struct h2_conn *h)
 			h->tasks--;
 		}
 	}
-	if (r < 0)
+	if (r < 0) {
 		h->dead = true;
+		splice_drop(h);
+	}
 	if (h->dead)
 		end(h); /* closes now, or once what was flushed left */
 	else if (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s) &&
@@ -124,9 +154,19 @@ static intptr_t writer_task(void *arg)
 {
 	struct h2_conn *h = arg;
 
-	/* h->tasks counts this task from its spawn (pump()). */
-	if (giong_http_conn_write(h->c))
-		h->dead = true;
+	/* h->tasks counts this task from its spawn (pump()). A file's frames follow
+	 * one another in this task: the batch with a frame's header, its payload
+	 * spliced, then the next frames nghttp2 has. */
+	while (!h->dead) {
+		if (h->splice_st ? h2_splice_pending(h) : giong_http_conn_write(h->c)) {
+			h->dead = h->broken = true;
+			break;
+		}
+		fill(h);
+		if (!h->splice_st)
+			break; /* the rest is the pump's, sent without waiting */
+	}
+	splice_drop(h);
 	h->writer = false;
 	h->tasks--;
 	pump(h); /* what nghttp2 queued meanwhile (a GOAWAY), then the end if dead */
@@ -243,7 +283,8 @@ static void conn_free(void *state)
 	if (h->pump_queued)
 		giong_soon_cancel(&h->soon);
 	giong_timer_stop(&h->linger);
-	h->dead = true; /* nothing parks or pumps from here */
+	h->dead = true;      /* nothing parks or pumps from here */
+	h->splice_st = NULL; /* its writer ended: nothing splices */
 	/* Streams left are nghttp2's only (their tasks ended): its deletion frees them. */
 	while (h->streams) {
 		h->streams->closed = true;

@@ -312,6 +312,7 @@ int h2_session_new(struct h2_conn *h)
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
 	nghttp2_session_callbacks_set_send_data_callback(cb, h2_data_send);
+	nghttp2_session_callbacks_set_data_source_read_length_callback(cb, h2_data_length);
 	/* A stream's window opens as its handler reads (nghttp2_session_consume_stream()),
 	 * not as bytes come; the connection's as bytes come (stream.c). */
 	nghttp2_option_set_no_auto_window_update(opt, 1);

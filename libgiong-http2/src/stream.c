@@ -20,6 +20,7 @@ struct h2_stream *h2_stream_new(struct h2_conn *h, int32_t id)
 	st->h = h;
 	st->id = id;
 	st->head.content_length = -1;
+	st->file_fd = -1;
 	st->head.version_major = 2;
 	giong_waitq_init(&st->wait);
 	st->next = h->streams;
@@ -44,8 +45,8 @@ void h2_stream_maybe_free(struct h2_stream *st)
 {
 	struct h2_conn *h = st->h;
 
-	if (st->task || !st->closed)
-		return;
+	if (st->task || !st->closed || h->splice_st == st)
+		return; /* a pending splice's end comes back here */
 	if (st->prev)
 		st->prev->next = st->next;
 	else
@@ -62,6 +63,7 @@ void h2_stream_maybe_free(struct h2_stream *st)
 	free(st->nva);
 	free(st->nvbuf);
 	free(st->out);
+	h2_file_drop(st);
 	free(st);
 	h2_maybe_idle(h);
 }

@@ -293,6 +293,31 @@ def big_file_stream(srv):
 
 
 @check()
+def file_large_frames(srv):
+    """A client that takes 1 MiB frames: /file whole, in frames past 16 KiB on h2c (its
+    payloads spliced), within our SETTINGS_MAX_FRAME_SIZE (h2wire checks every frame)."""
+    big = 1 << 20
+    with w.session(srv, {w.S_MAX_FRAME_SIZE: big, w.S_INITIAL_WINDOW_SIZE: 1 << 24}) as c:
+        c.send(w.window_update(0, 1 << 24))
+        c.max_frame = big
+        largest = [0]
+        handle = c._handle
+
+        def note(f):
+            if isinstance(f, w.hf.DataFrame):
+                largest[0] = max(largest[0], len(f.data))
+            handle(f)
+        c._handle = note
+        size = 1048576 + 123
+        for _ in range(2):  # the second on the same connection: nothing left behind
+            s = c.get("/file", timeout=10)
+            expect(s.status == 200 and s.ended and bytes(s.body) == w.pattern(size),
+                   "/file: %s" % s.describe())
+        expect(srv.cafile or largest[0] > 16384, "the largest DATA frame of /file on h2c: "
+               "%d bytes (16 KiB frames: not spliced?)" % largest[0])
+
+
+@check()
 def echo_1mib(srv):
     with w.session(srv) as c:
         body = os.urandom(1 << 20)

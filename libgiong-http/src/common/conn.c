@@ -161,10 +161,12 @@ static void conn_readable(struct giong_stream *s, void *ctx)
 }
 
 /* A connection with no task holds no output buffer: back to the worker's cache,
- * unless its send is in flight (the kernel reads it until batch_sent()). */
+ * unless its send is in flight (the kernel reads it until batch_sent()) or it holds
+ * bytes (HTTP/2: a writer task of the protocol's writes them, as it splices a DATA
+ * payload after its header or as TLS takes them, while the connection parks). */
 static void give_back_batch(struct giong_http_conn *c)
 {
-	if (!c->sending && c->batch) {
+	if (!c->sending && c->batch && !c->batch->out.len) {
 		batch_put(c->w, c->batch);
 		c->batch = NULL;
 	}

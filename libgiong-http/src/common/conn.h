@@ -163,6 +163,15 @@ int giong__http_conn_wait_sent(struct giong_http_conn *c, struct giong_waitq *wq
  * n <= 7) before returning; the batch is empty after. May suspend. */
 int giong__http_conn_write(struct giong_http_conn *c, struct giong_waitq *wq,
 			   const struct iovec *extra, int n);
+/* Write the batch (after its send in flight), then @len bytes of @fd at @off: spliced
+ * to a plain socket through a pipe of the worker's, read through a buffer and written to
+ * any other stream (TLS); under the write deadline, from a task. 0 or -errno (the
+ * connection is broken then: part of the bytes may have left). May suspend. */
+int giong__http_conn_splice(struct giong_http_conn *c, struct giong_waitq *wq, int fd, uint64_t off,
+			    uint64_t len);
+/* Read @len bytes of @fd at @off into @buf through the ring (lent to the kernel until
+ * it returns). The count, or -errno. May suspend. */
+int giong__http_file_read(int fd, void *buf, size_t len, uint64_t off);
 /* Send what the batch holds without waiting for it (the send owns the batch's
  * bytes until it ends: c->sending). 0 or -errno. */
 int giong__http_conn_flush(struct giong_http_conn *c, struct giong_waitq *wq);

@@ -131,6 +131,22 @@ int giong_http_conn_write(struct giong_http_conn *c)
 	return giong__http_conn_write(c, &wq, NULL, 0);
 }
 
+int giong_http_conn_splice(struct giong_http_conn *c, int fd, off_t off, size_t len)
+{
+	struct giong_waitq wq;
+
+	if (!c || fd < 0 || off < 0)
+		return -EINVAL;
+	if (!c->s || c->broken)
+		return -EPIPE;
+	if (!giong__http_conn_batch(c))
+		return -ENOMEM;
+	if (!len)
+		return 0;
+	giong_waitq_init(&wq);
+	return giong__http_conn_splice(c, &wq, fd, (uint64_t)off, len);
+}
+
 int giong_http_conn_wait_sent(struct giong_http_conn *c)
 {
 	struct giong_waitq wq;

@@ -251,6 +251,19 @@ GIONG_API int giong_http_conn_flush(struct giong_http_conn *c);
  * counted as a write timeout). May suspend.
  */
 GIONG_API int giong_http_conn_write(struct giong_http_conn *c);
+/*
+ * giong_http_conn_splice() - from a task: write what the batch holds, then move
+ * @len bytes of @fd at @off to @c's stream after it, under the write deadline:
+ * spliced from the page cache (file -> pipe -> socket, no copy through user
+ * space) when the stream is a plain socket (giong_stream_splice_fd() >= 0),
+ * read into a buffer and written through it otherwise (TLS). For a protocol
+ * that frames a file's bytes (a header from the batch, the payload from here).
+ * 0 or -errno: -EINVAL (bad arguments), -EPIPE (a send failed before), -EIO
+ * (the file is shorter than the range), -ETIMEDOUT (counted as a write
+ * timeout); after an error part of the bytes may have left: close @c. @fd is
+ * only used until the call returns. May suspend.
+ */
+GIONG_API int giong_http_conn_splice(struct giong_http_conn *c, int fd, off_t off, size_t len);
 /* Wait, in a task, until no send of the batch is in flight (write deadline).
  * 0 or -errno. May suspend. */
 GIONG_API int giong_http_conn_wait_sent(struct giong_http_conn *c);
