@@ -16,6 +16,8 @@
  *   context stack timer_wheel error   leaves
  *   ring      the io_uring, one enter per tick
  *   bufpool   the provided buffer ring
+ *   epoll emu_fs emu_net emu_submit   the epoll tier: the SQE contract
+ *             emulated without io_uring (epoll.h)
  *   op        the operation slab, completion dispatch (reap), cancels
  *   mailbox   other threads reach a worker; kicking every worker
  *   fiber     the scheduler: run queue, spawn, park, interrupt
@@ -43,6 +45,7 @@
 
 #include "bufpool.h"
 #include "context.h"
+#include "epoll.h"
 #include "mailbox.h"
 #include "op.h"
 #include "ring.h"
@@ -122,6 +125,7 @@ struct giong__worker {
 	struct giong_runtime *rt;
 	unsigned index;
 	struct giong__ring ring;
+	struct giong__emu emu;       /* the epoll tier's SQ, CQ and epoll set (epoll.h) */
 	struct giong__ctx sched_ctx; /* the thread's own stack */
 	struct giong__fiber *current;
 	struct giong__fiber *run_head, *run_tail;

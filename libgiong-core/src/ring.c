@@ -51,6 +51,8 @@ int giong__ring_tier_from_env(void)
 		return GIONG_TIER_COOP;
 	if (!strcmp(s, "basic"))
 		return GIONG_TIER_BASIC;
+	if (!strcmp(s, "epoll"))
+		return GIONG_TIER_EPOLL;
 	return -EINVAL;
 }
 
@@ -107,6 +109,11 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 	int ret = -EINVAL;
 
 	memset(r, 0, sizeof(*r));
+	if (tier == GIONG_TIER_EPOLL) {
+		/* No ring at all: the worker sets up its emulator (epoll.c). */
+		r->tier = tier;
+		return 0;
+	}
 	for (int t = tier ? (int)tier : GIONG_TIER_DEFER; t <= GIONG_TIER_BASIC; t++) {
 		unsigned flags = tier_flags((enum giong_ring_tier)t);
 
@@ -138,6 +145,8 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 
 void giong__ring_exit(struct giong__ring *r)
 {
+	if (r->tier == GIONG_TIER_EPOLL)
+		return;
 	RING_UNMAPPING();
 	io_uring_queue_exit(&r->ring);
 }
@@ -224,5 +233,7 @@ int giong__ring_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeou
 
 bool giong__ring_has_work(const struct giong__ring *r)
 {
+	if (r->tier == GIONG_TIER_EPOLL)
+		return false; /* the emulator's CQ is asked for (op.c) */
 	return io_uring_cq_ready(&r->ring) || needs_getevents(r);
 }

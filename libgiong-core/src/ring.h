@@ -23,7 +23,8 @@ struct giong__ring {
 	bool taskrun_flag;  /* the kernel flags pending task work in sq.kflags */
 };
 
-/* Set up @r with the best tier (or the forced one). Returns 0 or -errno
+/* Set up @r with the best tier (or the forced one). GIONG_TIER_EPOLL sets up
+ * no ring (the worker's emulator stands in: epoll.h). Returns 0 or -errno
  * translated into GIONG_EURING_* codes. */
 int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_tier tier);
 void giong__ring_exit(struct giong__ring *r);

@@ -149,6 +149,8 @@ static void check_lifecycle(struct giong__worker *w)
  * giong__sqe() (op.c). */
 static bool cqes_ready(struct giong__worker *w)
 {
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		return giong__emu_cq_ready(&w->emu) || w->ops.stash_n;
 	return io_uring_cq_ready(&w->ring.ring) || w->ops.stash_n;
 }
 
@@ -195,12 +197,14 @@ static void tick_wait(struct giong__worker *w)
 		if (!w->fibers_cancelled && w->stats.fibers_live)
 			next = min_u64(next, w->grace_deadline);
 
-		if (w->spin_ns) {
+		/* No spinning on the epoll tier: nothing arrives in memory
+		 * without a system call to look. */
+		if (w->spin_ns && w->ring.tier != GIONG_TIER_EPOLL) {
 			/* Spinning waits for the peer's answer to what this tick
 			 * produced: hand that to the kernel first, or there is
 			 * nothing to answer. */
 			if (io_uring_sq_ready(ring))
-				giong__ring_enter(w, 0, UINT64_MAX);
+				giong__io_enter(w, 0, UINT64_MAX);
 			if (!cqes_ready(w)) {
 				spin(w, next);
 				now = giong__clock_ms(); /* the wait below is from here */
@@ -223,7 +227,7 @@ static void tick_wait(struct giong__worker *w)
 		if (wait_nr) {
 			struct timespec nap = {0, 200000};
 
-			giong__ring_enter(w, 0, UINT64_MAX);
+			giong__io_enter(w, 0, UINT64_MAX);
 			if (!cqes_ready(w))
 				nanosleep(&nap, NULL);
 			atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
@@ -231,7 +235,7 @@ static void tick_wait(struct giong__worker *w)
 		}
 #endif
 	}
-	ret = giong__ring_enter(w, wait_nr, timeout);
+	ret = giong__io_enter(w, wait_nr, timeout);
 	atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
 	if (ret == -EBUSY || ret == -EAGAIN || ret == -EINTR || ret == -ETIME || ret >= 0)
 		return; /* reaping next makes room; EINTR: just go round */
@@ -259,7 +263,8 @@ static void tick(struct giong__worker *w)
 		signal_arm(w);
 	if (GIONG__UNLIKELY(w->cancels_wanted))
 		giong__retry_cancels(w);
-	if (IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+	if (w->ring.tier != GIONG_TIER_EPOLL &&
+	    IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		w->stats.cq_overflows++;
 	tick_wait(w);
 	giong__reap(w);
@@ -281,7 +286,7 @@ static void drain(struct giong__worker *w)
 
 		if (now >= end)
 			break;
-		giong__ring_enter(w, w->ops.stash_n ? 0 : 1, min_u64(end - now, 50));
+		giong__io_enter(w, w->ops.stash_n || cqes_ready(w) ? 0 : 1, min_u64(end - now, 50));
 		giong__reap(w);
 		giong__op_cancel_all(w); /* ops started by callbacks meanwhile */
 	}
@@ -300,6 +305,8 @@ int giong__worker_run(struct giong__worker *w)
 	giong__tls_worker = w;
 	giong__faults_thread(w->index); /* GIONG_FAULTS: this worker's decisions replay */
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
+	if (!err && w->ring.tier == GIONG_TIER_EPOLL)
+		err = giong__emu_init(w, rt->cfg.ring_entries);
 	if (err) {
 		giong__worker_refuse(w);
 		goto out;
@@ -343,6 +350,8 @@ int giong__worker_run(struct giong__worker *w)
 out_ring:
 	/* With operations unconfirmed, closing the ring is still safe for the
 	 * ring's own memory; the kernel tears down what remains. */
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		giong__emu_fini(w);
 	giong__ring_exit(&w->ring);
 out:
 	giong__fill_stats(w, &w->final_stats);

@@ -367,6 +367,12 @@ static void test_blocking_open_interrupted(void **state)
 	int pfd, fds_before = gt_count_fds();
 
 	(void)state;
+	if (gt_tier_epoll()) {
+		/* Inline on the epoll tier until the helper-thread pool runs
+		 * blocking calls: the open would block the worker for ever. */
+		print_message("epoll tier: blocking calls run inline: skipped\n");
+		skip();
+	}
 	memset(&b, 0, sizeof(b));
 	snprintf(fifo, sizeof(fifo), "/tmp/giong-cancel-fifo-%d", (int)getpid());
 	unlink(fifo);

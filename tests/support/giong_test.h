@@ -207,6 +207,15 @@ static inline void gt_checks_assert(void)
 		fail_msg("%u check(s) failed in tasks", n);
 }
 
+/* True when the suite runs on the epoll tier (GIONG_RING_TIER=epoll): no
+ * io_uring, the SQE contract emulated in core. */
+static inline bool gt_tier_epoll(void)
+{
+	const char *t = getenv("GIONG_RING_TIER");
+
+	return t && !strcmp(t, "epoll");
+}
+
 /* Exit 77 if io_uring is unusable here, naming the reason. */
 static inline void gt_require_uring(void)
 {

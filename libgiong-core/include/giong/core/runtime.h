@@ -26,6 +26,11 @@ enum giong_ring_tier {
 	GIONG_TIER_DEFER = 1, /* SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1+) */
 	GIONG_TIER_COOP = 2,  /* COOP_TASKRUN | TASKRUN_FLAG (Linux 5.19+) */
 	GIONG_TIER_BASIC = 3, /* no set-up flags */
+	/* No io_uring: the same operations emulated with epoll and
+	 * non-blocking calls (files run inline until a helper-thread pool
+	 * takes them); see docs/core.md, "The epoll tier". Only when forced
+	 * (ring_tier, GIONG_RING_TIER=epoll), for now. */
+	GIONG_TIER_EPOLL = 4,
 };
 
 /*
@@ -49,9 +54,10 @@ struct giong_config {
 	 * default action: a program that must exit cleanly after the run blocks
 	 * both itself before calling it (programs/ and examples/ do). */
 	bool shutdown_on_signals;
-	uint32_t shutdown_grace_ms;     /* time fibers get to finish after shutdown; default 5000
+	uint32_t shutdown_grace_ms; /* time fibers get to finish after shutdown; default 5000
 				      * (the least is 1: cancel almost at once) */
-	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
+	enum giong_ring_tier
+		ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic|epoll */
 };
 
 /*

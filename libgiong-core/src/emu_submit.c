@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emu_submit.c - the epoll tier's "enter": run every queued SQE in order, as
+ * the kernel does at submission, then at most one epoll_wait, then retry the
+ * operations whose descriptors it reported.
+ *
+ * An operation that must wait is copied into a struct giong__emu_op (malloc,
+ * freed at its final completion) and linked on its descriptor's waiter list.
+ * Completions are only ever queued (giong__emu_post), never dispatched from
+ * here: giong__reap() runs the callbacks, outside any submission, as it
+ * does for the ring's CQEs.
+ *
+ * ASYNC_CANCEL finds the waiting operation and completes it with -ECANCELED
+ * (final, no IORING_CQE_F_MORE), and answers 0, the count (CANCEL_ALL),
+ * or -ENOENT when the operation had already completed: io_uring's results.
+ * An operation never runs in two places at once on this tier (blocking ones
+ * finish inside their submission), so -EALREADY does not arise yet.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "internal.h"
+
+#define EMU_EVENTS 128 /* readiness reports taken per epoll_wait */
+#define EMU_SKIP_MAX 8 /* turns with completions queued that may skip epoll_wait */
+
+static void waiter_unlink(struct giong__worker *w, struct giong__emu_op *op)
+{
+	giong__list_remove(&w->emu.fds[op->wait_fd].waiters, &op->link);
+	w->emu.waiting--;
+}
+
+/* Park @op on op->wait_fd and make sure the descriptor is armed for it. */
+static void waiter_park(struct giong__worker *w, struct giong__emu_op *op)
+{
+	struct giong__emu_fd *d = giong__emu_fd(w, op->wait_fd);
+	int err;
+
+	if (!d) {
+		giong__emu_post(w, op->sqe.user_data, op->wait_fd < 0 ? -EBADF : -ENOMEM, 0);
+		free(op);
+		return;
+	}
+	giong__list_push_back(&d->waiters, &op->link);
+	w->emu.waiting++;
+	err = giong__emu_arm(w, op->wait_fd);
+	if (err) {
+		/* Not pollable (EPERM: a regular file), or gone (EBADF). */
+		waiter_unlink(w, op);
+		giong__emu_net_abort(op);
+		giong__emu_post(w, op->sqe.user_data, err, 0);
+		free(op);
+	}
+}
+
+/* Try @op again; done: freed. Still waiting: parked (maybe elsewhere). */
+static void retry(struct giong__worker *w, struct giong__emu_op *op)
+{
+	waiter_unlink(w, op);
+	if (giong__emu_net_try(w, op) == GIONG__EMU_DONE)
+		free(op);
+	else
+		waiter_park(w, op);
+}
+
+static void cancel_one(struct giong__worker *w, struct giong__emu_op *op)
+{
+	waiter_unlink(w, op);
+	giong__emu_net_abort(op);
+	giong__emu_post(w, op->sqe.user_data, -ECANCELED, 0);
+	free(op);
+}
+
+static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
+{
+	struct giong__emu *e = &w->emu;
+	bool by_fd = sqe->cancel_flags & IORING_ASYNC_CANCEL_FD;
+	bool all = sqe->cancel_flags & IORING_ASYNC_CANCEL_ALL;
+	int found = 0;
+
+	if (by_fd) {
+		struct giong__list_node *n;
+
+		if (sqe->fd >= 0 && (unsigned)sqe->fd < e->nfds) {
+			while ((all || !found) && (n = e->fds[sqe->fd].waiters.first)) {
+				cancel_one(w, giong__container_of(n, struct giong__emu_op, link));
+				found++;
+			}
+			/* Nothing waits on it: no need to hear from it again. */
+			giong__emu_fd_closing(w, sqe->fd);
+		}
+	} else {
+		/* By user_data. A scan of the waiting operations: the slab
+		 * (op.c) sits above and cannot point here. Linear in the
+		 * descriptors: a follow-up may index it by slot. */
+		for (unsigned fd = 0; fd < e->nfds && !found; fd++) {
+			for (struct giong__list_node *n = e->fds[fd].waiters.first; n;
+			     n = n->next) {
+				struct giong__emu_op *op =
+					giong__container_of(n, struct giong__emu_op, link);
+
+				if (op->sqe.user_data == sqe->addr) {
+					cancel_one(w, op);
+					found = 1;
+					break;
+				}
+			}
+		}
+	}
+	giong__emu_post(w, sqe->user_data, found ? (all ? found : 0) : -ENOENT, 0);
+}
+
+static void submit_one(struct giong__worker *w, const struct io_uring_sqe *sqe)
+{
+	struct giong__emu_op *op;
+
+	if (sqe->opcode == IORING_OP_ASYNC_CANCEL) {
+		cancel(w, sqe);
+		return;
+	}
+	if (giong__emu_fs_run(w, sqe))
+		return;
+	op = malloc(sizeof(*op));
+	if (!op) {
+		giong__emu_post(w, sqe->user_data, -ENOMEM, 0);
+		return;
+	}
+	memset(op, 0, sizeof(*op));
+	op->sqe = *sqe;
+	op->wait_fd = sqe->fd;
+	if (giong__emu_net_try(w, op) == GIONG__EMU_DONE)
+		free(op);
+	else
+		waiter_park(w, op);
+}
+
+/* Retry the waiters of the descriptor epoll reported with @events. The
+ * registration is one-shot: it is disarmed now, re-armed if some remain. */
+static void ready(struct giong__worker *w, int fd, uint32_t events)
+{
+	struct giong__emu *e = &w->emu;
+	struct giong__list_node *n, *next, *last;
+	struct giong__list *l;
+
+	if (fd < 0 || (unsigned)fd >= e->nfds)
+		return;
+	l = &e->fds[fd].waiters;
+	e->fds[fd].armed = 0;
+	/* Only those parked before this turn: a retried one that parks again
+	 * goes to the tail and waits for the next report. */
+	last = l->last;
+	for (n = l->first; n; n = next) {
+		struct giong__emu_op *op = giong__container_of(n, struct giong__emu_op, link);
+		bool stop = n == last;
+
+		next = n->next;
+		if ((op->want & events) || (events & (EPOLLERR | EPOLLHUP)))
+			retry(w, op);
+		if (stop)
+			break;
+	}
+	if (l->first && giong__emu_arm(w, fd) < 0) {
+		/* The descriptor is gone under its waiters: fail them. */
+		while (l->first)
+			cancel_one(w, giong__container_of(l->first, struct giong__emu_op, link));
+	}
+}
+
+int giong__emu_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout_ms)
+{
+	struct giong__emu *e = &w->emu;
+	struct epoll_event evs[EMU_EVENTS];
+	unsigned submitted = 0;
+	int timeout = 0, n;
+
+	while (e->sq_head != e->sq_tail) {
+		/* A copy: the slot is free again before the operation runs. */
+		struct io_uring_sqe sqe = e->sq[e->sq_head++ & (e->sq_entries - 1)];
+
+		submit_one(w, &sqe);
+		submitted++;
+	}
+	w->stats.sqes_submitted += submitted;
+	/* "enters" counts what would have been io_uring_enter calls: a
+	 * submission, or a look at readiness (an epoll_wait), once a call. */
+	if (submitted)
+		w->stats.enters++;
+	if (wait_nr && !e->cq_n)
+		timeout = timeout_ms > INT_MAX ? (timeout_ms == UINT64_MAX ? -1 : INT_MAX)
+					       : (int)timeout_ms;
+	else if (!e->waiting)
+		return (int)submitted; /* nothing to wait for, nothing to hear */
+	else if (e->cq_n && e->polls_skipped < EMU_SKIP_MAX) {
+		/* Completions are queued: the loop comes straight back, and
+		 * a look at readiness can wait for that turn. Bounded, so
+		 * that a loop that always has some (a task submitting NOPs
+		 * for ever) still hears its sockets. */
+		e->polls_skipped++;
+		return (int)submitted;
+	}
+	e->polls_skipped = 0;
+	if (!submitted)
+		w->stats.enters++;
+	if (timeout)
+		w->stats.parks++;
+	n = epoll_wait(e->epfd, evs, EMU_EVENTS, timeout);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		ready(w, evs[i].data.fd, evs[i].events);
+	return (int)submitted;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * epoll.c - the epoll tier's state: the worker-local SQ and CQ that stand
+ * in for the ring's, the epoll set, and each descriptor's registration.
+ *
+ * Registration is one-shot (EPOLLONESHOT), re-armed with EPOLL_CTL_MOD when
+ * a descriptor has waiters again, not edge-triggered once for good: a
+ * descriptor the libraries close(2) themselves (a UDP socket, a splice pipe)
+ * leaves the epoll set without core knowing, and its number comes back with
+ * the next socket. MOD answers ENOENT for that new file, and we ADD it; an
+ * edge-triggered registration kept for good would be trusted and never
+ * report. The cost is one epoll_ctl per wait (never per operation that
+ * finishes at once); see docs/core.md.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static unsigned pow2_at_least(unsigned v)
+{
+	unsigned p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int giong__emu_init(struct giong__worker *w, unsigned entries)
+{
+	struct giong__emu *e = &w->emu;
+
+	memset(e, 0, sizeof(*e));
+	e->sq_entries = pow2_at_least(entries ? entries : 1);
+	e->cq_cap = e->sq_entries * 2;
+	e->sq = calloc(e->sq_entries, sizeof(*e->sq));
+	e->cq = calloc(e->cq_cap, sizeof(*e->cq));
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!e->sq || !e->cq || e->epfd < 0) {
+		int err = e->epfd < 0 && e->sq && e->cq ? -errno : -ENOMEM;
+
+		giong__emu_fini(w);
+		return err;
+	}
+	return 0;
+}
+
+void giong__emu_fini(struct giong__worker *w)
+{
+	struct giong__emu *e = &w->emu;
+
+	/* Operations still waiting were counted as leaked by the drain; their
+	 * records are freed with nothing lent to a kernel any more. */
+	for (unsigned fd = 0; fd < e->nfds; fd++) {
+		struct giong__list_node *n;
+
+		while ((n = giong__list_pop_front(&e->fds[fd].waiters)))
+			free(giong__container_of(n, struct giong__emu_op, link));
+	}
+	if (e->epfd > 0)
+		close(e->epfd);
+	free(e->sq);
+	free(e->cq);
+	free(e->fds);
+	memset(e, 0, sizeof(*e));
+	e->epfd = -1;
+}
+
+struct io_uring_sqe *giong__emu_get_sqe(struct giong__worker *w)
+{
+	struct giong__emu *e = &w->emu;
+
+	if (e->sq_tail - e->sq_head == e->sq_entries)
+		return NULL;
+	return &e->sq[e->sq_tail++ & (e->sq_entries - 1)];
+}
+
+/* Double the CQ, unwrapping it: the oldest completion at index 0. */
+static bool cq_grow(struct giong__emu *e)
+{
+	unsigned cap = e->cq_cap * 2;
+	struct giong__emu_cqe *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return false;
+	for (unsigned i = 0; i < e->cq_n; i++)
+		v[i] = e->cq[(e->cq_head + i) & (e->cq_cap - 1)];
+	free(e->cq);
+	e->cq = v;
+	e->cq_cap = cap;
+	e->cq_head = 0;
+	return true;
+}
+
+void giong__emu_post(struct giong__worker *w, uint64_t ud, int res, unsigned flags)
+{
+	struct giong__emu *e = &w->emu;
+
+	/* The kernel's CQ never drops a completion (FEAT_NODROP); neither does
+	 * this one, short of memory, which is then counted as an overflow. */
+	if (e->cq_n == e->cq_cap && !cq_grow(e)) {
+		w->stats.cq_overflows++;
+		return;
+	}
+	e->cq[(e->cq_head + e->cq_n) & (e->cq_cap - 1)] = (struct giong__emu_cqe){ud, res, flags};
+	e->cq_n++;
+}
+
+struct giong__emu_fd *giong__emu_fd(struct giong__worker *w, int fd)
+{
+	struct giong__emu *e = &w->emu;
+
+	if (fd < 0)
+		return NULL;
+	if ((unsigned)fd >= e->nfds) {
+		unsigned n = pow2_at_least((unsigned)fd + 1);
+		struct giong__emu_fd *v;
+
+		if (n < 64)
+			n = 64;
+		v = realloc(e->fds, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + e->nfds, 0, (n - e->nfds) * sizeof(*v));
+		e->fds = v;
+		e->nfds = n;
+	}
+	return &e->fds[fd];
+}
+
+int giong__emu_arm(struct giong__worker *w, int fd)
+{
+	struct giong__emu *e = &w->emu;
+	struct giong__emu_fd *d = &e->fds[fd];
+	struct epoll_event ev;
+	uint32_t want = 0;
+
+	for (struct giong__list_node *n = d->waiters.first; n; n = n->next)
+		want |= giong__container_of(n, struct giong__emu_op, link)->want;
+	if (!want || (d->armed & want) == want)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = want | EPOLLONESHOT;
+	ev.data.fd = fd;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, fd, &ev) < 0) {
+		if (errno != ENOENT || epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+	}
+	d->armed = want;
+	return 0;
+}
+
+void giong__emu_fd_closing(struct giong__worker *w, int fd)
+{
+	struct giong__emu *e = &w->emu;
+
+	if (fd < 0 || (unsigned)fd >= e->nfds || !e->fds[fd].armed)
+		return;
+	/* Armed: some operation still waits on it (the caller will cancel
+	 * it). Take the registration out now, in case the file outlives the
+	 * number (a dup elsewhere) and would keep reporting for it. */
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL);
+	e->fds[fd].armed = 0;
+}
