@@ -52,13 +52,6 @@ static enum giong__emu_state wait_for(struct giong__emu_op *op, int fd, uint32_t
 	return GIONG__EMU_WAIT;
 }
 
-static bool is_file(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
-}
-
 /* READ, READV, WRITE, WRITEV: a file goes to run_blocking (unless the page
  * cache answers at once), anything else waits for readiness. */
 static enum giong__emu_state rw(struct giong__worker *w, struct giong__emu_op *op, bool write)
@@ -71,8 +64,7 @@ static enum giong__emu_state rw(struct giong__worker *w, struct giong__emu_op *o
 	ssize_t r;
 
 again:
-	r = write ? pwritev2(sqe->fd, iov, n, (off_t)sqe->off, flags)
-		  : preadv2(sqe->fd, iov, n, (off_t)sqe->off, flags);
+	r = giong__emu_rw(write, sqe->fd, iov, n, sqe->off, flags);
 	if (r >= 0)
 		return done(w, op, (int)r);
 	if (errno == ESPIPE && sqe->off != (uint64_t)-1) {
@@ -85,9 +77,10 @@ again:
 		 * not wait (a lone reader of a pipe or an eventfd). */
 		struct pollfd p = {sqe->fd, write ? POLLOUT : POLLIN, 0};
 
-		if (is_file(sqe->fd) || (poll(&p, 1, 0) == 1 && !(p.revents & POLLNVAL))) {
+		if (giong__emu_is_file(sqe->fd) ||
+		    (poll(&p, 1, 0) == 1 && !(p.revents & POLLNVAL))) {
 			flags &= ~RWF_NOWAIT;
-			if (is_file(sqe->fd)) {
+			if (giong__emu_is_file(sqe->fd)) {
 				sqe->rw_flags = (uint32_t)flags;
 				giong__emu_fs_blocking(w, sqe);
 				return GIONG__EMU_DONE;
@@ -98,7 +91,7 @@ again:
 	}
 	if (!would_block())
 		return done(w, op, -errno);
-	if (is_file(sqe->fd)) {
+	if (giong__emu_is_file(sqe->fd)) {
 		giong__emu_fs_blocking(w, sqe); /* the disk, not readiness */
 		return GIONG__EMU_DONE;
 	}

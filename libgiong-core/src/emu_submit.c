@@ -28,8 +28,15 @@
 
 static void waiter_unlink(struct giong__worker *w, struct giong__emu_op *op)
 {
-	giong__list_remove(&w->emu.fds[op->wait_fd].waiters, &op->link);
+	struct giong__emu_fd *d = &w->emu.fds[op->wait_fd];
+
+	giong__list_remove(&d->waiters, &op->link);
 	w->emu.waiting--;
+	/* With no waiter left the descriptor may be closed and its number
+	 * reused, unseen: the next wait re-arms (MOD, or ADD on ENOENT) rather
+	 * than trust a registration that may belong to a closed file. */
+	if (giong__list_empty(&d->waiters))
+		d->armed = 0;
 }
 
 /* Park @op on op->wait_fd and make sure the descriptor is armed for it. */

@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "giong_private.h"
 
@@ -94,6 +96,10 @@ void giong__emu_fd_closing(struct giong__worker *w, int fd);
 /* emu_fs.c: the operations that may block (and NOP, CLOSE): run now.
  * Returns true if @sqe's opcode is one of them (its completion posted). */
 bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe);
+/* preadv2/pwritev2 (@write) as system calls, not through libc: see emu_fs.c. */
+ssize_t giong__emu_rw(bool write, int fd, const struct iovec *iov, int n, uint64_t off, int flags);
+/* @fd is a regular file or a block device: its reads may wait on a disk. */
+bool giong__emu_is_file(int fd);
 /* Run @sqe's call where it may block (run_blocking) and post its result. */
 void giong__emu_fs_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe);
 
