@@ -32,6 +32,7 @@ static void waiter_unlink(struct giong__worker *w, struct giong__emu_op *op)
 
 	giong__list_remove(&d->waiters, &op->link);
 	w->emu.waiting--;
+	giong__emu_slot_set(w, op->sqe.user_data, NULL);
 	/* With no waiter left the descriptor may be closed and its number
 	 * reused, unseen: the next wait re-arms (MOD, or ADD on ENOENT) rather
 	 * than trust a registration that may belong to a closed file. */
@@ -45,7 +46,8 @@ static void waiter_park(struct giong__worker *w, struct giong__emu_op *op)
 	struct giong__emu_fd *d = giong__emu_fd(w, op->wait_fd);
 	int err;
 
-	if (!d) {
+	if (!d || !giong__emu_slot_set(w, op->sqe.user_data, op)) {
+		giong__emu_net_abort(op);
 		giong__emu_post(w, op->sqe.user_data, op->wait_fd < 0 ? -EBADF : -ENOMEM, 0);
 		free(op);
 		return;
@@ -99,21 +101,13 @@ static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
 			giong__emu_fd_closing(w, sqe->fd);
 		}
 	} else {
-		/* By user_data. A scan of the waiting operations: the slab
-		 * (op.c) sits above and cannot point here. Linear in the
-		 * descriptors: a follow-up may index it by slot. */
-		for (unsigned fd = 0; fd < e->nfds && !found; fd++) {
-			for (struct giong__list_node *n = e->fds[fd].waiters.first; n;
-			     n = n->next) {
-				struct giong__emu_op *op =
-					giong__container_of(n, struct giong__emu_op, link);
+		/* By user_data: the slab (op.c) sits above and cannot point
+		 * here, so waiting operations are indexed by slot. */
+		struct giong__emu_op *op = giong__emu_slot_find(w, sqe->addr);
 
-				if (op->sqe.user_data == sqe->addr) {
-					cancel_one(w, op);
-					found = 1;
-					break;
-				}
-			}
+		if (op) {
+			cancel_one(w, op);
+			found = 1;
 		}
 	}
 	giong__emu_post(w, sqe->user_data, found ? (all ? found : 0) : -ENOENT, 0);

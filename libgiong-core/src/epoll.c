@@ -64,6 +64,7 @@ void giong__emu_fini(struct giong__worker *w)
 	free(e->sq);
 	free(e->cq);
 	free(e->fds);
+	free(e->by_slot);
 	memset(e, 0, sizeof(*e));
 	e->epfd = -1;
 }
@@ -98,6 +99,8 @@ void giong__emu_post(struct giong__worker *w, uint64_t ud, int res, unsigned fla
 {
 	struct giong__emu *e = &w->emu;
 
+	if (!ud)
+		return; /* a cancel request's or a discarded SQE's: nobody reads it */
 	/* The kernel's CQ never drops a completion (FEAT_NODROP); neither does
 	 * this one, short of memory, which is then counted as an overflow. */
 	if (e->cq_n == e->cq_cap && !cq_grow(e)) {
@@ -108,26 +111,61 @@ void giong__emu_post(struct giong__worker *w, uint64_t ud, int res, unsigned fla
 	e->cq_n++;
 }
 
+/* Grow the array *@arr of *@count elements of @size bytes to hold @need
+ * (a power of two, at least @least), the new ones zeroed. False: no memory,
+ * the array unchanged. */
+static bool grow_zeroed(void **arr, unsigned *count, unsigned need, unsigned least, size_t size)
+{
+	unsigned n = pow2_at_least(need < least ? least : need);
+	char *v = realloc(*arr, n * size);
+
+	if (!v)
+		return false;
+	memset(v + *count * size, 0, (n - *count) * size);
+	*arr = v;
+	*count = n;
+	return true;
+}
+
 struct giong__emu_fd *giong__emu_fd(struct giong__worker *w, int fd)
 {
 	struct giong__emu *e = &w->emu;
 
 	if (fd < 0)
 		return NULL;
-	if ((unsigned)fd >= e->nfds) {
-		unsigned n = pow2_at_least((unsigned)fd + 1);
-		struct giong__emu_fd *v;
-
-		if (n < 64)
-			n = 64;
-		v = realloc(e->fds, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + e->nfds, 0, (n - e->nfds) * sizeof(*v));
-		e->fds = v;
-		e->nfds = n;
-	}
+	if ((unsigned)fd >= e->nfds &&
+	    !grow_zeroed((void **)&e->fds, &e->nfds, (unsigned)fd + 1, 64, sizeof(*e->fds)))
+		return NULL;
 	return &e->fds[fd];
+}
+
+bool giong__emu_slot_set(struct giong__worker *w, uint64_t ud, struct giong__emu_op *op)
+{
+	struct giong__emu *e = &w->emu;
+	uint32_t slot = (uint32_t)ud;
+
+	if (!slot)
+		return true; /* nobody waits for it, nobody cancels it */
+	if (slot > e->nslots) {
+		if (!op)
+			return true; /* never indexed */
+		if (!grow_zeroed((void **)&e->by_slot, &e->nslots, slot, 256, sizeof(*e->by_slot)))
+			return false;
+	}
+	e->by_slot[slot - 1] = op;
+	return true;
+}
+
+struct giong__emu_op *giong__emu_slot_find(struct giong__worker *w, uint64_t ud)
+{
+	struct giong__emu *e = &w->emu;
+	uint32_t slot = (uint32_t)ud;
+	struct giong__emu_op *op;
+
+	if (!slot || slot > e->nslots)
+		return NULL;
+	op = e->by_slot[slot - 1];
+	return op && op->sqe.user_data == ud ? op : NULL;
 }
 
 int giong__emu_arm(struct giong__worker *w, int fd)

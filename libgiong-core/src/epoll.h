@@ -68,6 +68,10 @@ struct giong__emu {
 	unsigned cq_head, cq_n, cq_cap;
 	struct giong__emu_fd *fds;
 	unsigned nfds;
+	/* The waiting operation of each op slab slot (user_data's low 32 bits,
+	 * less one), for ASYNC_CANCEL by user_data: slots are dense. */
+	struct giong__emu_op **by_slot;
+	unsigned nslots;
 	unsigned waiting;       /* operations parked on readiness */
 	unsigned polls_skipped; /* enters in a row that did not look at readiness */
 };
@@ -87,6 +91,10 @@ struct io_uring_sqe *giong__emu_get_sqe(struct giong__worker *w);
 void giong__emu_post(struct giong__worker *w, uint64_t ud, int res, unsigned flags);
 /* @fd's record (grown on demand), or NULL (fd < 0, no memory). */
 struct giong__emu_fd *giong__emu_fd(struct giong__worker *w, int fd);
+/* Index waiting @op under @ud's slot (NULL: unindex). False: no memory. */
+bool giong__emu_slot_set(struct giong__worker *w, uint64_t ud, struct giong__emu_op *op);
+/* The waiting operation whose user_data is @ud, or NULL. */
+struct giong__emu_op *giong__emu_slot_find(struct giong__worker *w, uint64_t ud);
 /* Register @fd (one-shot) for what its waiters want, unless it already is.
  * 0 or -errno (EPERM: not pollable, a regular file). */
 int giong__emu_arm(struct giong__worker *w, int fd);
