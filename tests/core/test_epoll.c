@@ -4,7 +4,8 @@
  * on its own: multishot accept and receive (pool buffers, IORING_CQE_F_MORE
  * and F_BUFFER as io_uring posts them), one-shot receive, MSG_WAITALL send,
  * connect on a blocking socket, poll, deadlines and cancels with io_uring's
- * codes, and a descriptor closed behind core's back whose number comes back.
+ * codes, a descriptor closed behind core's back whose number comes back, the
+ * pool running dry under a multishot receive, many descriptors ready at once.
  */
 #include <fcntl.h>
 #include <liburing.h>
@@ -275,6 +276,82 @@ static void reuse_main(unsigned w, void *arg)
 	close(tv[1]);
 }
 
+/* The pool runs dry: a multishot receive whose buffers are all held ends
+ * with -ENOBUFS, final, as on io_uring. Datagrams: one buffer each. */
+struct dry {
+	unsigned buffers, final;
+	int final_res;
+	struct giong_recvbuf *held[128];
+};
+
+static void dry_cb(void *ctx, int res, unsigned flags)
+{
+	struct dry *d = ctx;
+
+	if ((flags & IORING_CQE_F_BUFFER) && d->buffers < 128 &&
+	    giong_bufpool_take(flags >> IORING_CQE_BUFFER_SHIFT, (size_t)res,
+			       &d->held[d->buffers]) == 0)
+		d->buffers++;
+	if (!(flags & IORING_CQE_F_MORE)) {
+		d->final++;
+		d->final_res = res;
+	}
+}
+
+static void dry_main(unsigned w, void *arg)
+{
+	static struct dry d;
+	struct io_uring_sqe *sqe;
+	int sv[2];
+
+	(void)w;
+	(void)arg;
+	memset(&d, 0, sizeof(d));
+	if (!gt_check_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0))
+		return;
+	for (int i = 0; i < 70; i++)
+		gt_check_int_equal(write(sv[1], "d", 1), 1);
+	sqe = giong_sqe();
+	io_uring_prep_recv_multishot(sqe, sv[0], NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = (uint16_t)giong_bufpool_group();
+	gt_check_int_equal(giong_op_start(sqe, dry_cb, &d, NULL), 0);
+	gt_check_int_equal(wait_until(&d.final, 1), 0);
+	gt_check_int_equal(d.final_res, -ENOBUFS);
+	gt_check_int_equal(d.buffers, 64); /* gt_config()'s pool */
+	for (unsigned i = 0; i < d.buffers; i++)
+		giong_recvbuf_release(d.held[i]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Many descriptors become readable in one turn: every waiter is answered. */
+static void many_main(unsigned w, void *arg)
+{
+	enum { N = 64 };
+	struct giong_task *t[N];
+	int sv[N][2];
+
+	(void)w;
+	(void)arg;
+	for (int i = 0; i < N; i++) {
+		if (!gt_check_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0))
+			return;
+		gt_check_int_equal(giong_spawn(recv_one, (void *)(intptr_t)sv[i][0], &t[i]), 0);
+	}
+	giong_sleep_ms(5); /* all parked on readiness */
+	for (int i = 0; i < N; i++)
+		gt_check_int_equal(write(sv[i][1], "m", 1), 1);
+	for (int i = 0; i < N; i++) {
+		intptr_t res = 0;
+
+		gt_check_int_equal(giong_join(t[i], &res), 0);
+		gt_check_int_equal(res, 1);
+		close(sv[i][0]);
+		close(sv[i][1]);
+	}
+}
+
 /* Each case runs its main task on a worker forced onto the epoll tier. */
 struct epoll_case {
 	giong_main_fn fn;
@@ -288,12 +365,14 @@ static void test_case(void **state)
 int main(void)
 {
 	static struct epoll_case accept = {accept_main}, recv = {recv_main}, one = {oneshot_main},
-				 reuse = {reuse_main};
+				 reuse = {reuse_main}, dry = {dry_main}, many = {many_main};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_prestate(test_case, &accept),
 		cmocka_unit_test_prestate(test_case, &recv),
 		cmocka_unit_test_prestate(test_case, &one),
 		cmocka_unit_test_prestate(test_case, &reuse),
+		cmocka_unit_test_prestate(test_case, &dry),
+		cmocka_unit_test_prestate(test_case, &many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
