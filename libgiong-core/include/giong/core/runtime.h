@@ -71,7 +71,8 @@ GIONG_API int giong_config_init(struct giong_config *cfg);
  * Checks the settings and that io_uring works here (creates and discards one
  * ring) so that a system that blocks io_uring fails now with a clear code:
  * GIONG_EURING_DISABLED, GIONG_ENOURING or GIONG_EURING_OLD (see
- * giong_strerror()). Returns 0 and an owned runtime in *@ret (free with
+ * giong_strerror()); on the epoll tier (GIONG_TIER_EPOLL) no ring is made
+ * and none of these can be returned. Returns 0 and an owned runtime in *@ret (free with
  * giong_runtime_free()), or -EINVAL for bad settings, -ENOMEM.
  */
 GIONG_API int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret);
