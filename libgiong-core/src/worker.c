@@ -430,4 +430,5 @@ void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
 	out->timers_armed = giong__wheel_count(&w->wheel);
 	out->recvbufs_total = w->pool.count;
 	out->recvbufs_free = w->pool.free;
+	out->ring_tier = (uint32_t)w->ring.tier;
 }

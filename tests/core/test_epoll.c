@@ -107,9 +107,13 @@ static void accept_main(unsigned w, void *arg)
 	int lfd = listener(&a), c[3], cfd;
 	struct io_uring_sqe *sqe;
 
+	struct giong_stats st;
+
 	(void)w;
 	(void)arg;
 	gt_check_int_equal(giong_ring_tier(), GIONG_TIER_EPOLL);
+	gt_check_int_equal(giong_stats(&st), 0);
+	gt_check_int_equal(st.ring_tier, GIONG_TIER_EPOLL);
 	if (!gt_check_true(lfd >= 0))
 		return;
 	sqe = giong_sqe();

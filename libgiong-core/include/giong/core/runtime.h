@@ -156,8 +156,8 @@ GIONG_API int giong_ring_tier(void);
 /* Counters of one worker. They count structure, not time, so tests may
  * assert on them. */
 struct giong_stats {
-	uint64_t ticks;          /* turns of the worker loop */
-	uint64_t enters;         /* io_uring_enter system calls */
+	uint64_t ticks;  /* turns of the worker loop */
+	uint64_t enters; /* io_uring_enter system calls (epoll tier: submissions, epoll_waits) */
 	uint64_t sqes_submitted; /* SQEs handed to the kernel */
 	uint64_t cqes_reaped;    /* CQEs consumed */
 	uint64_t parks;          /* enters that waited for a completion or a timer */
@@ -173,6 +173,7 @@ struct giong_stats {
 	uint32_t timers_armed;
 	uint32_t recvbufs_total; /* buffers in the receive pool */
 	uint32_t recvbufs_free;  /* buffers the kernel may fill now */
+	uint32_t ring_tier; /* enum giong_ring_tier the worker runs on (as giong_ring_tier()) */
 };
 
 /*
