@@ -49,6 +49,18 @@
  * joined, and every completion not reaped yet is called on the freeing
  * thread. A worker that wants its completions on its own thread waits for
  * its outstanding jobs before its loop ends (giong__bpool_outstanding()).
+ *
+ * Wiring into a worker's loop (not done yet; the epoll tier does it):
+ *   - call giong__blocking_reap(w) once per tick, after any wake of the
+ *     mailbox eventfd (the helpers write it when w's list goes from empty to
+ *     not empty, whatever w->mbox.sleeping says): no completion is lost as
+ *     long as w reaps after every wake, or before it sleeps;
+ *   - on the epoll tier, read the eventfd's counter when it is readable (a
+ *     level-triggered registration would fire for ever otherwise);
+ *   - in the drain: giong__blocking_cancel() every job of w, then keep
+ *     ticking (with the eventfd still watched: the io_uring tier's mailbox
+ *     read is not re-armed while draining) until
+ *     giong__blocking_outstanding(w) is 0, so that every done() runs on w.
  */
 #ifndef GIONG_SRC_BLOCKING_POOL_H
 #define GIONG_SRC_BLOCKING_POOL_H
