@@ -20,6 +20,7 @@
  *             emulated without io_uring (epoll.h)
  *   op        the operation slab, completion dispatch (reap), cancels
  *   mailbox   other threads reach a worker; kicking every worker
+ *   blocking_pool  helper threads for calls that may block (epoll tier)
  *   fiber     the scheduler: run queue, spawn, park, interrupt
  *   waitq time callback io chan task    the public waiting, timing,
  *             loop-callback, I/O and task calls
@@ -43,6 +44,7 @@
 
 #include "giong_private.h"
 
+#include "blocking_pool.h"
 #include "bufpool.h"
 #include "context.h"
 #include "epoll.h"
@@ -119,6 +121,9 @@ struct giong_runtime {
 	void *main_arg;
 	int sigfd;
 	int start_error;
+	/* Helper threads for calls that may block, made by the first job
+	 * (blocking_pool.c); NULL in a program that never submits one. */
+	_Atomic(struct giong__bpool *) blocking;
 };
 
 struct giong__worker {

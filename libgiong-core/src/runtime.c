@@ -275,6 +275,8 @@ int giong_runtime_free(struct giong_runtime *rt)
 		return 0;
 	if (atomic_load(&rt->state) == 1)
 		return -EBUSY;
+	/* Before the workers: its threads may still write their eventfds. */
+	giong__blocking_pool_free(rt);
 	for (unsigned i = 0; i < rt->nworkers; i++)
 		giong__worker_free(rt->workers[i]);
 	free(rt->workers);
