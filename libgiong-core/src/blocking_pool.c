@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -60,6 +61,30 @@ struct giong__bpool {
 	struct bpool_port ports[];
 };
 
+/* GIONG__BPOOL_SIGNAL's handler is ours (blocking_pool.h): cancels
+ * interrupt running jobs. Set once per process. */
+static bool interruptible;
+static pthread_once_t interrupt_once = PTHREAD_ONCE_INIT;
+
+static void on_interrupt(int sig)
+{
+	(void)sig; /* only to end the helper's system call with EINTR */
+}
+
+static void interrupt_install(void)
+{
+	struct sigaction old, sa;
+
+	if (sigaction(GIONG__BPOOL_SIGNAL, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL)
+		return; /* the program's own: leave it */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigfillset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: the call must end */
+	interruptible = sigaction(GIONG__BPOOL_SIGNAL, &sa, NULL) == 0;
+}
+
 static struct giong__blocking_job *job_of(struct giong__list_node *n)
 {
 	return giong__list_entry(n, struct giong__blocking_job, link);
@@ -94,6 +119,13 @@ static void *helper_main(void *arg)
 	struct giong__bpool *p = arg;
 
 	pthread_setname_np(pthread_self(), "giong-blk");
+	if (interruptible) {
+		sigset_t one;
+
+		sigemptyset(&one);
+		sigaddset(&one, GIONG__BPOOL_SIGNAL);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct giong__blocking_job *job;
@@ -110,6 +142,7 @@ static void *helper_main(void *arg)
 			break; /* stopping, and the queue is empty */
 		p->queued--;
 		job->state = JOB_RUNNING;
+		job->thread = pthread_self();
 		pthread_mutex_unlock(&p->lock);
 		/* The job's memory is the pool's until done(): fn() may write
 		 * into it even after a cancel (which answered -EALREADY). */
@@ -161,6 +194,7 @@ int giong__bpool_new(unsigned max_threads, unsigned nports, struct giong__bpool 
 	if (max_threads < 1 || max_threads > GIONG__BPOOL_THREADS_MAX || nports < 1 ||
 	    nports > 65536)
 		return -EINVAL;
+	pthread_once(&interrupt_once, interrupt_install);
 	p = calloc(1, sizeof(*p) + nports * sizeof(p->ports[0]));
 	if (!p)
 		return -ENOMEM;
@@ -176,8 +210,12 @@ int giong__bpool_new(unsigned max_threads, unsigned nports, struct giong__bpool 
 
 void giong__bpool_bind(struct giong__bpool *p, unsigned port, int efd)
 {
-	if (p && port < p->nports)
-		p->ports[port].efd = efd;
+	if (!p || port >= p->nports)
+		return;
+	/* Under the lock: a port may be re-bound while helpers finish jobs. */
+	pthread_mutex_lock(&p->lock);
+	p->ports[port].efd = efd;
+	pthread_mutex_unlock(&p->lock);
 }
 
 int giong__bpool_submit(struct giong__bpool *p, unsigned port, struct giong__blocking_job *job)
@@ -229,6 +267,12 @@ int giong__bpool_cancel(struct giong__bpool *p, struct giong__blocking_job *job)
 		break;
 	case JOB_RUNNING:
 		atomic_store_explicit(&job->cancel, true, memory_order_relaxed);
+		/* Under the lock: the thread is still inside this job's fn()
+		 * (it takes the lock to finish it), so the signal cannot reach
+		 * a later job's call; if it lands between two of fn()'s calls,
+		 * fn() sees the flag. */
+		if (interruptible)
+			pthread_kill(job->thread, GIONG__BPOOL_SIGNAL);
 		ret = -EALREADY;
 		break;
 	default:

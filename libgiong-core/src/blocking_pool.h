@@ -38,7 +38,12 @@
  *            its memory until fn() returns, done() follows with fn()'s
  *            result. Returns -EALREADY: the canceller must wait for done().
  *            fn() may look at giong__bpool_cancelled() between steps and
- *            stop early (returning -ECANCELED).
+ *            stop early (returning -ECANCELED). The thread is also sent
+ *            GIONG__BPOOL_SIGNAL (io_uring's kernel workers get a signal
+ *            the same way): a call waiting interruptibly (an open of a
+ *            FIFO with no other end) ends with EINTR; a disk wait does not
+ *            notice. A later cancel of the same job sends it again (the
+ *            signal can land just before fn() enters its call).
  *   finished fn() returned (or a cancel came first): done() is owed at the
  *            next reap. Returns -ENOENT.
  * In every case done() is still called, once: an operation built on a job
@@ -50,26 +55,40 @@
  * thread. A worker that wants its completions on its own thread waits for
  * its outstanding jobs before its loop ends (giong__bpool_outstanding()).
  *
- * Wiring into a worker's loop (not done yet; the epoll tier does it):
- *   - call giong__blocking_reap(w) once per tick, after any wake of the
- *     mailbox eventfd (the helpers write it when w's list goes from empty to
- *     not empty, whatever w->mbox.sleeping says): no completion is lost as
- *     long as w reaps after every wake, or before it sleeps;
- *   - on the epoll tier, read the eventfd's counter when it is readable (a
- *     level-triggered registration would fire for ever otherwise);
- *   - in the drain: giong__blocking_cancel() every job of w, then keep
- *     ticking (with the eventfd still watched: the io_uring tier's mailbox
- *     read is not re-armed while draining) until
- *     giong__blocking_outstanding(w) is 0, so that every done() runs on w.
+ * Wiring into a worker's loop (the epoll tier's, emu_fs.c and
+ * emu_submit.c; the io_uring tiers do not use the pool yet):
+ *   - bind the worker's port to an eventfd its loop always watches (the
+ *     epoll tier binds its own, registered once, level-triggered, its
+ *     counter read when reported; the mailbox's is the default);
+ *   - call giong__blocking_reap(w) before deciding to sleep and after any
+ *     wake of that eventfd (the helpers write it when w's list goes from
+ *     empty to not empty): no completion is lost as long as w reaps after
+ *     every wake, or before it sleeps;
+ *   - in the drain: cancel every job of w (the epoll tier does it through
+ *     ASYNC_CANCEL: each job is an operation of the slab), then keep
+ *     ticking with the eventfd still watched until
+ *     giong__blocking_outstanding(w) is 0 (the slab's live count), so that
+ *     every done() runs on w; a job still running when the drain gives up
+ *     completes on the thread freeing the runtime.
  */
 #ifndef GIONG_SRC_BLOCKING_POOL_H
 #define GIONG_SRC_BLOCKING_POOL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include <giong/core/api.h> /* struct giong__list */
+
+/* The signal that interrupts a helper in a blocking call when its job is
+ * cancelled. SIGURG (Go's preemption signal, for the same reasons): ignored
+ * by default, so a handler that does nothing changes nothing for a program
+ * that does not use it. The pool installs its handler (no SA_RESTART) only
+ * if the signal's disposition is still the default; a program that handles
+ * SIGURG itself keeps its handler, and its running jobs are then not
+ * interrupted. Only the helpers unblock it. */
+#define GIONG__BPOOL_SIGNAL SIGURG
 
 /* The default cap on helper threads (libuv's UV_THREADPOOL_SIZE default),
  * and the largest accepted (GIONG_BLOCKING_THREADS, giong__blocking_pool()). */
@@ -92,6 +111,7 @@ struct giong__blocking_job {
 	unsigned port;
 	int state;          /* enum in blocking_pool.c, under the pool's lock */
 	atomic_bool cancel; /* a cancel came while it ran */
+	pthread_t thread;   /* the helper running it (state running) */
 };
 
 /* A new pool of at most @max_threads threads (1 .. GIONG__BPOOL_THREADS_MAX)
@@ -99,8 +119,10 @@ struct giong__blocking_job {
  * before a job is submitted through it. 0 or -EINVAL, -ENOMEM. */
 int giong__bpool_new(unsigned max_threads, unsigned nports, struct giong__bpool **ret);
 /* Port @port's completions wake @efd (an eventfd, not owned: it must stay
- * open until the pool is freed). One write when its completed list goes
- * from empty to not empty; the reader reaps after every wake. */
+ * open while bound, and the last one bound until the pool is freed). One
+ * write when its completed list goes from empty to not empty; the reader
+ * reaps after every wake. May re-bind a port at any time (the epoll tier
+ * binds its own eventfd, and the mailbox's back at its end). */
 void giong__bpool_bind(struct giong__bpool *p, unsigned port, int efd);
 /* Queue @job (fn and done set) to complete into @port; starts a thread if
  * none is idle and the cap allows. 0; -EINVAL for a bad argument; -ESHUTDOWN
