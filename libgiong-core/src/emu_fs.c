@@ -4,16 +4,21 @@
  * (the fs library's), a read or write of a regular file, a splice from one,
  * and NOP and CLOSE, which never wait.
  *
- * Each runs through run_blocking(). Until the bounded helper-thread pool
- * (blocking_pool.c) is merged, run_blocking() runs the call inline, on the
- * worker: correct, but a worker then waits on the disk. The pool replaces
- * its body, and nothing else here: the SQE is copied by then, the memory it
- * names stays lent until the completion is posted, as on io_uring.
+ * Each runs through run_blocking(), which hands a copy of the SQE to the
+ * runtime's helper-thread pool (blocking_pool.c): a helper makes the call,
+ * the worker's giong__blocking_reap() calls job_done() on the worker's own
+ * thread, which posts the completion to the CQ. All the memory the SQE
+ * names (paths, an open_how, iovecs, buffers, a struct statx) stays lent
+ * until the completion is posted, as giong_io() and giong_op_start() say
+ * (the kernel copies paths at submission; nothing in giong relies on it),
+ * and a cancel never ends that loan early: a running call keeps it until
+ * the helper returns.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -120,19 +125,160 @@ static int exec_blocking(const struct io_uring_sqe *sqe)
 	}
 }
 
+/* On a helper thread. EINTR that no cancel asked for (a signal meant for
+ * the process) is retried: for these calls it means nothing happened. A
+ * job cancelled before its call, or whose call the cancel's signal
+ * interrupted, did not happen: -ECANCELED (giong_io() reports the reason). */
+static long job_run(struct giong__blocking_job *job)
+{
+	struct giong__emu_job *j = giong__container_of(job, struct giong__emu_job, job);
+	int r;
+
+	do {
+		if (giong__bpool_cancelled(job))
+			return -ECANCELED;
+		r = exec_blocking(&j->op.sqe);
+	} while (r == -EINTR);
+	return r;
+}
+
+/* On the worker (giong__blocking_reap()), or on the thread freeing the
+ * runtime for a job its worker never reaped (then orphaned: no CQ left). */
+static void job_done(struct giong__blocking_job *job)
+{
+	struct giong__emu_job *j = giong__container_of(job, struct giong__emu_job, job);
+	struct giong__worker *w = j->w;
+
+	if (w) {
+		if (j->kick)
+			w->emu.kicks--;
+		giong__list_remove(&w->emu.pooled, &j->op.link);
+		giong__emu_slot_set(w, j->op.sqe.user_data, NULL);
+		giong__emu_post(w, j->op.sqe.user_data, (int)job->res, 0);
+	}
+	free(j);
+}
+
 /*
- * The one place a blocking call is made. TODO(blocking_pool): hand @sqe (a
- * copy) to the helper-thread pool, which posts the completion through the
- * worker's eventfd; until then, inline.
+ * The one place a blocking call is made: on a helper thread. Inline, on the
+ * worker, only if the pool refuses the job (no memory for it, no thread
+ * could start): slower, never wrong.
  */
 static void run_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe)
 {
+	struct giong__emu_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		goto inline_call;
+	j->op.sqe = *sqe;
+	j->op.pooled = true;
+	j->op.wait_fd = -1;
+	j->w = w;
+	j->job.fn = job_run;
+	j->job.done = job_done;
+	if (!w->emu.pool_bound) {
+		/* The pool wakes this worker through the emulator's own
+		 * eventfd, not the mailbox's: no mailbox read to complete
+		 * and re-arm per call, and it is watched in the drain too. */
+		struct giong__bpool *p = giong__blocking_pool(w);
+
+		if (p) {
+			giong__bpool_bind(p, w->index, w->emu.wake_efd);
+			w->emu.pool_bound = true;
+		}
+	}
+	if (!giong__emu_slot_set(w, sqe->user_data, &j->op))
+		goto undo;
+	if (giong__blocking_submit(w, &j->job)) {
+		giong__emu_slot_set(w, sqe->user_data, NULL);
+		goto undo;
+	}
+	giong__list_push_back(&w->emu.pooled, &j->op.link);
+	return;
+undo:
+	free(j);
+inline_call:
 	giong__emu_post(w, sqe->user_data, exec_blocking(sqe), 0);
 }
 
 void giong__emu_fs_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe)
 {
 	run_blocking(w, sqe);
+}
+
+int giong__emu_fs_cancel(struct giong__worker *w, struct giong__emu_op *op)
+{
+	struct giong__emu_job *j = giong__container_of(op, struct giong__emu_job, op);
+	int r = giong__blocking_cancel(w, &j->job);
+
+	if (r == -EALREADY && !j->kick) {
+		j->kick = true;
+		w->emu.kicks++;
+	}
+	return r;
+}
+
+void giong__emu_fs_kick(struct giong__worker *w)
+{
+	for (struct giong__list_node *n = w->emu.pooled.first; n; n = n->next) {
+		struct giong__emu_job *j = giong__container_of(n, struct giong__emu_job, op.link);
+
+		if (j->kick)
+			(void)giong__blocking_cancel(w, &j->job);
+	}
+}
+
+/*
+ * An open the dentry cache can answer, inline, as io_uring's first attempt
+ * does it (io_openat2(): LOOKUP_CACHED and O_NONBLOCK, then O_NONBLOCK
+ * taken off the file unless asked for): no thread for the common case, and
+ * the same answers, such as -ENXIO for a write-only open of a FIFO with no
+ * reader. False: the pool must make the call (not cached, or a flag this
+ * attempt cannot take: O_CREAT, O_TRUNC and O_TMPFILE always wait, as on
+ * io_uring).
+ */
+static bool open_cached(struct giong__worker *w, const struct io_uring_sqe *sqe)
+{
+	struct open_how how;
+	bool asked_cached = false, nonblock;
+	long fd;
+
+	memset(&how, 0, sizeof(how));
+	if (sqe->opcode == IORING_OP_OPENAT) {
+		how.flags = (uint32_t)sqe->open_flags;
+	} else {
+		const struct open_how *u = (const struct open_how *)(uintptr_t)sqe->off;
+
+		if (!u || sqe->len != sizeof(how))
+			return false;
+		how = *u;
+		asked_cached = how.resolve & RESOLVE_CACHED;
+	}
+	if (how.mode || (how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
+		return false;
+	nonblock = how.flags & (O_NONBLOCK | O_PATH);
+	if (!(how.flags & O_PATH)) /* O_PATH takes no O_NONBLOCK */
+		how.flags |= O_NONBLOCK;
+	how.resolve |= RESOLVE_CACHED;
+	fd = syscall(SYS_openat2, sqe->fd, path_of(sqe->addr), &how, sizeof(how));
+	if (fd < 0) {
+		/* EAGAIN: not in the cache. EINVAL, E2BIG, ENOSYS: a flag
+		 * openat(2) ignores and openat2(2) refuses, or no openat2:
+		 * the real call says. */
+		if ((errno == EAGAIN && !asked_cached) || errno == EINVAL || errno == E2BIG ||
+		    errno == ENOSYS)
+			return false;
+		giong__emu_post(w, sqe->user_data, -errno, 0);
+		return true;
+	}
+	if (!nonblock) {
+		int fl = fcntl((int)fd, F_GETFL);
+
+		if (fl >= 0)
+			fcntl((int)fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	giong__emu_post(w, sqe->user_data, (int)fd, 0);
+	return true;
 }
 
 bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe)
@@ -149,6 +295,9 @@ bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe)
 		return true;
 	case IORING_OP_OPENAT:
 	case IORING_OP_OPENAT2:
+		if (!open_cached(w, sqe))
+			run_blocking(w, sqe);
+		return true;
 	case IORING_OP_STATX:
 	case IORING_OP_FSYNC:
 	case IORING_OP_FALLOCATE:

@@ -13,18 +13,29 @@
  * ASYNC_CANCEL finds the waiting operation and completes it with -ECANCELED
  * (final, no IORING_CQE_F_MORE), and answers 0, the count (CANCEL_ALL),
  * or -ENOENT when the operation had already completed: io_uring's results.
- * An operation never runs in two places at once on this tier (blocking ones
- * finish inside their submission), so -EALREADY does not arise yet.
+ * A call in the helper-thread pool (emu_fs.c) answers as io_uring does for
+ * one its kernel workers hold: 0 if it had not started (it completes with
+ * -ECANCELED), -EALREADY if a helper runs it (interrupted if it waits
+ * interruptibly; it keeps its memory and completes when the helper
+ * returns), -ENOENT if it finished and its completion is on its way.
+ *
+ * The pool's completions come back through the emulator's own eventfd
+ * (wake_efd, always in the epoll set, the drain included; not the
+ * mailbox's, whose read would complete and be re-armed per call):
+ * giong__blocking_reap() runs before deciding to wait and after each
+ * epoll_wait.
  */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define EMU_EVENTS 128 /* readiness reports taken per epoll_wait */
 #define EMU_SKIP_MAX 8 /* turns with completions queued that may skip epoll_wait */
+#define EMU_KICK_MS 10 /* how often a cancelled call still running is signalled again */
 
 static void waiter_unlink(struct giong__worker *w, struct giong__emu_op *op)
 {
@@ -105,7 +116,15 @@ static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
 		 * here, so waiting operations are indexed by slot. */
 		struct giong__emu_op *op = giong__emu_slot_find(w, sqe->addr);
 
-		if (op) {
+		if (op && op->pooled) {
+			int r = giong__emu_fs_cancel(w, op);
+
+			if (!all || r == -ENOENT) {
+				giong__emu_post(w, sqe->user_data, r, 0);
+				return;
+			}
+			found = 1;
+		} else if (op) {
 			cancel_one(w, op);
 			found = 1;
 		}
@@ -145,6 +164,15 @@ static void ready(struct giong__worker *w, int fd, uint32_t events)
 	struct giong__list_node *n, *next, *last;
 	struct giong__list *l;
 
+	if (fd == e->wake_efd) {
+		/* The pool's wake: taken here (its registration is level-
+		 * triggered), the completions reaped after the wait. */
+		uint64_t v;
+		ssize_t r = read(fd, &v, sizeof(v));
+
+		(void)r; /* EAGAIN: nothing to take, a spurious report */
+		return;
+	}
 	if (fd < 0 || (unsigned)fd >= e->nfds)
 		return;
 	l = &e->fds[fd].waiters;
@@ -184,6 +212,9 @@ int giong__emu_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout
 		submitted++;
 	}
 	w->stats.sqes_submitted += submitted;
+	/* Completions the helpers handed back: queued before deciding to
+	 * sleep, so that the loop does not sleep on them. */
+	giong__blocking_reap(w);
 	/* "enters" counts what would have been io_uring_enter calls: a
 	 * submission, or a look at readiness (an epoll_wait), once a call. */
 	if (submitted)
@@ -202,6 +233,11 @@ int giong__emu_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout
 		return (int)submitted;
 	}
 	e->polls_skipped = 0;
+	if (e->kicks) {
+		giong__emu_fs_kick(w);
+		if (timeout < 0 || timeout > EMU_KICK_MS)
+			timeout = EMU_KICK_MS;
+	}
 	if (!submitted)
 		w->stats.enters++;
 	if (timeout)
@@ -211,5 +247,6 @@ int giong__emu_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout
 		return -errno;
 	for (int i = 0; i < n; i++)
 		ready(w, evs[i].data.fd, evs[i].events);
+	giong__blocking_reap(w);
 	return (int)submitted;
 }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -31,6 +32,7 @@ static unsigned pow2_at_least(unsigned v)
 int giong__emu_init(struct giong__worker *w, unsigned entries)
 {
 	struct giong__emu *e = &w->emu;
+	struct epoll_event ev;
 
 	memset(e, 0, sizeof(*e));
 	e->sq_entries = pow2_at_least(entries ? entries : 1);
@@ -38,8 +40,19 @@ int giong__emu_init(struct giong__worker *w, unsigned entries)
 	e->sq = calloc(e->sq_entries, sizeof(*e->sq));
 	e->cq = calloc(e->cq_cap, sizeof(*e->cq));
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!e->sq || !e->cq || e->epfd < 0) {
-		int err = e->epfd < 0 && e->sq && e->cq ? -errno : -ENOMEM;
+	e->wake_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!e->sq || !e->cq || e->epfd < 0 || e->wake_efd < 0) {
+		int err = !e->sq || !e->cq ? -ENOMEM : -errno;
+
+		giong__emu_fini(w);
+		return err;
+	}
+	/* Registered once, level-triggered: ready() reads its counter. */
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = e->wake_efd;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wake_efd, &ev) < 0) {
+		int err = -errno;
 
 		giong__emu_fini(w);
 		return err;
@@ -50,23 +63,34 @@ int giong__emu_init(struct giong__worker *w, unsigned entries)
 void giong__emu_fini(struct giong__worker *w)
 {
 	struct giong__emu *e = &w->emu;
+	struct giong__list_node *n;
 
+	/* Calls a helper still runs (the drain gave up on them) are the
+	 * pool's until it is freed with the runtime: left to it, with no CQ
+	 * to post to (emu_fs.c's job_done()). */
+	while ((n = giong__list_pop_front(&e->pooled)))
+		giong__container_of(n, struct giong__emu_job, op.link)->w = NULL;
+	/* Their wake goes to the mailbox's eventfd from now on, which lives
+	 * until the pool is freed: wake_efd's number may be reused. */
+	if (e->pool_bound)
+		giong__bpool_bind(giong__blocking_pool(w), w->index, w->mbox.efd);
 	/* Operations still waiting were counted as leaked by the drain; their
 	 * records are freed with nothing lent to a kernel any more. */
 	for (unsigned fd = 0; fd < e->nfds; fd++) {
-		struct giong__list_node *n;
-
 		while ((n = giong__list_pop_front(&e->fds[fd].waiters)))
 			free(giong__container_of(n, struct giong__emu_op, link));
 	}
 	if (e->epfd > 0)
 		close(e->epfd);
+	if (e->wake_efd > 0)
+		close(e->wake_efd);
 	free(e->sq);
 	free(e->cq);
 	free(e->fds);
 	free(e->by_slot);
 	memset(e, 0, sizeof(*e));
 	e->epfd = -1;
+	e->wake_efd = -1;
 }
 
 struct io_uring_sqe *giong__emu_get_sqe(struct giong__worker *w)

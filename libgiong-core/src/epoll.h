@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "blocking_pool.h"
 #include "giong_private.h"
 
 struct giong__worker;
@@ -46,6 +47,18 @@ struct giong__emu_op {
 	uint64_t done;                /* SEND/SENDMSG with MSG_WAITALL: bytes sent so far */
 	bool connecting;              /* CONNECT: connect(2) answered EINPROGRESS */
 	bool restore_block;           /* CONNECT: O_NONBLOCK was set by us, to clear */
+	/* Inside a struct giong__emu_job (a call run by a helper thread):
+	 * link is then on emu.pooled, not on a descriptor's list. */
+	bool pooled;
+};
+
+/* A call that may block, run by the helper-thread pool (emu_fs.c). Found by
+ * slot as its op; freed by done(), on the worker. */
+struct giong__emu_job {
+	struct giong__emu_op op;
+	struct giong__blocking_job job; /* the pool's from submit until done() */
+	struct giong__worker *w;        /* where done() posts the completion */
+	bool kick;                      /* cancelled while running: signalled again at each wait */
 };
 
 /* What a descriptor's waiters are. fds[] is indexed by descriptor number. */
@@ -72,8 +85,12 @@ struct giong__emu {
 	 * less one), for ASYNC_CANCEL by user_data: slots are dense. */
 	struct giong__emu_op **by_slot;
 	unsigned nslots;
-	unsigned waiting;       /* operations parked on readiness */
-	unsigned polls_skipped; /* enters in a row that did not look at readiness */
+	unsigned waiting;          /* operations parked on readiness */
+	struct giong__list pooled; /* struct giong__emu_job in the helper-thread pool */
+	unsigned kicks;            /* pooled ones with kick set */
+	int wake_efd;              /* the pool's completions wake it (in the epoll set) */
+	bool pool_bound;           /* this worker's port of the pool writes wake_efd */
+	unsigned polls_skipped;    /* enters in a row that did not look at readiness */
 };
 
 /* What an executor did with an operation. */
@@ -108,8 +125,17 @@ bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe);
 ssize_t giong__emu_rw(bool write, int fd, const struct iovec *iov, int n, uint64_t off, int flags);
 /* @fd is a regular file or a block device: its reads may wait on a disk. */
 bool giong__emu_is_file(int fd);
-/* Run @sqe's call where it may block (run_blocking) and post its result. */
+/* Run @sqe's call where it may block: on a helper thread (the completion is
+ * posted when giong__blocking_reap() calls the job's done()), or inline if
+ * the pool refuses it. */
 void giong__emu_fs_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe);
+/* ASYNC_CANCEL of a pooled @op: 0 (queued: it completes with -ECANCELED),
+ * -EALREADY (running: interrupted if it can be, completes with its own
+ * result) or -ENOENT (finished, its completion not reaped yet). */
+int giong__emu_fs_cancel(struct giong__worker *w, struct giong__emu_op *op);
+/* Signal again every running job a cancel could not stop yet (the signal
+ * may have come just before its call began). */
+void giong__emu_fs_kick(struct giong__worker *w);
 
 /* emu_net.c: start or retry a readiness-driven operation. */
 enum giong__emu_state giong__emu_net_try(struct giong__worker *w, struct giong__emu_op *op);

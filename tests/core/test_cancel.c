@@ -311,6 +311,8 @@ static void test_teardown_in_flight(void **state)
  * thread, where it blocks). Interrupting it, the kernel ends the open with
  * -EINTR on Linux 6.1 and with its internal -ERESTARTSYS on later kernels;
  * the task must see why giong interrupted it, and no descriptor may be left.
+ * On the epoll tier a helper thread of core's pool blocks in the open, and
+ * the cancel's signal (GIONG__BPOOL_SIGNAL) ends it the same way.
  */
 struct blocked_open {
 	char link[64];
@@ -367,12 +369,6 @@ static void test_blocking_open_interrupted(void **state)
 	int pfd, fds_before = gt_count_fds();
 
 	(void)state;
-	if (gt_tier_epoll()) {
-		/* Inline on the epoll tier until the helper-thread pool runs
-		 * blocking calls: the open would block the worker for ever. */
-		print_message("epoll tier: blocking calls run inline: skipped\n");
-		skip();
-	}
 	memset(&b, 0, sizeof(b));
 	snprintf(fifo, sizeof(fifo), "/tmp/giong-cancel-fifo-%d", (int)getpid());
 	unlink(fifo);

@@ -510,7 +510,9 @@ static void rt_main(unsigned w_index, void *arg)
 		if (!gt_check_int_equal(giong__blocking_submit(w, &t->job), 0))
 			return;
 	}
-	/* Not in the loop yet: the task looks every millisecond (10 s at most). */
+	/* The io_uring tiers' loop does not reap the pool (only the epoll
+	 * tier's does, and then also here): the task looks every millisecond
+	 * (10 s at most). */
 	for (int i = 0; i < 10000 && giong__blocking_outstanding(w) > 0; i++) {
 		r->reaped[w_index] += giong__blocking_reap(w);
 		if (giong__blocking_outstanding(w))
@@ -532,7 +534,8 @@ static void test_runtime_pool(void **state)
 	gt_run(&c, rt_main, r, NULL);
 	unsetenv("GIONG_BLOCKING_THREADS");
 	for (unsigned k = 0; k < 2; k++) {
-		assert_int_equal(r->reaped[k], 8);
+		/* On the epoll tier the loop reaps some of them first. */
+		assert_in_range(r->reaped[k], gt_tier_epoll() ? 0 : 8, 8);
 		for (unsigned i = 0; i < 8; i++) {
 			struct tjob *t = &r->jobs[k][i];
 
