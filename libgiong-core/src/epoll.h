@@ -88,6 +88,7 @@ struct giong__emu {
 	unsigned waiting;          /* operations parked on readiness */
 	struct giong__list pooled; /* struct giong__emu_job in the helper-thread pool */
 	unsigned kicks;            /* pooled ones with kick set */
+	uint64_t kick_next;        /* giong__clock_ms() of the next signal to them */
 	int wake_efd;              /* the pool's completions wake it (in the epoll set) */
 	bool pool_bound;           /* this worker's port of the pool writes wake_efd */
 	unsigned polls_skipped;    /* enters in a row that did not look at readiness */
