@@ -320,6 +320,25 @@ static inline int gt_count_fds(void)
 	return n - 1; /* the DIR's own descriptor */
 }
 
+#ifdef LIB_URING_H /* the tests that include <liburing.h> (and <fcntl.h>) first */
+/* Open @path with giong_io() (the ring, or the epoll tier's helper threads),
+ * from a task, and close what it opened: 0, or the open's error. */
+static inline int gt_io_open(const char *path, int flags)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+	int r;
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_openat(sqe, AT_FDCWD, path, flags, 0);
+	r = giong_io(sqe);
+	if (r < 0)
+		return r;
+	close(r);
+	return 0;
+}
+#endif
+
 /* Send all @len bytes on blocking socket @fd (plain peer threads): @len, or
  * -errno (-EPIPE for a send of 0). */
 static inline ssize_t gt_write_all(int fd, const void *buf, size_t len)
