@@ -18,8 +18,9 @@
  *
  * Threads start on demand, one more each time a job is queued with no
  * thread idle, up to the cap: a program that never blocks starts none. They
- * block every signal (worker 0's signalfd stays the one reader of SIGINT and
- * SIGTERM), run on small stacks and are named "giong-blk".
+ * block every signal but GIONG__BPOOL_SIGNAL, a cancel's (worker 0's
+ * signalfd stays the one reader of SIGINT and SIGTERM), run on small stacks
+ * and are named "giong-blk".
  *
  * Ownership of a job (the invariant: no thread writes into freed memory).
  * From giong__bpool_submit() until its done() is called, the job struct and
