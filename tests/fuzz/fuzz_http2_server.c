@@ -5,13 +5,7 @@
  * common dispatch of libgiong-http, linked from their -internal twins), end
  * to end over a real socket pair.
  *
- * One one-worker runtime serves every input, on a thread of its own started
- * by LLVMFuzzerInitialize(): libFuzzer's thread hands it an input through an
- * eventfd and waits on a semaphore for its end. (A fresh runtime per input
- * spent most of each input setting up a ring, a thread and its stacks: 331
- * inputs a second under ASan; one runtime for all of them runs several times
- * as many, and still checks after each input that the connection left
- * nothing behind: nghttp2's memory count back at 0, every task joined.)
+ * One one-worker runtime serves every input (fuzz_runtime.h).
  * For each input, giong_unix_pair() gives two
  * streams; the server side is served by giong_http_serve_stream() with
  * .protocols = {HTTP/2}; the client side sends the preface and an empty
@@ -51,14 +45,10 @@
  * its counters (which stream answered what, timeouts, GOAWAYs).
  */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
-#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -73,6 +63,7 @@
 #include <giong/net/stream.h>
 #include <giong/net/unix.h>
 
+#include "fuzz_runtime.h"
 #include "fuzz_util.h"
 
 /* Reads of the client side before giving up: a hang guard far past any input. */
@@ -249,8 +240,9 @@ static void show(const uint8_t *p, size_t len, ssize_t end, struct giong_http_se
 		(unsigned long long)hs.write_timeouts);
 }
 
-static void one(struct input *in)
+static void one(void *arg)
 {
+	struct input *in = arg;
 	struct giong_task *serve, *writer;
 	struct giong_http2_stats h2;
 	char buf[16384];
@@ -289,52 +281,12 @@ static void one(struct input *in)
 	free(got);
 }
 
-/* --- the runtime that serves every input ----------------------------------------------------- */
-
-static int input_ready = -1;        /* eventfd: libFuzzer's thread -> the worker */
-static sem_t input_done;            /* the worker -> libFuzzer's thread */
-static struct input *volatile next; /* the input handed over (the eventfd orders it) */
-
-/* The worker's main task: each input in turn, for as long as the process lives (libFuzzer
- * ends it with exit(), which does not wait for this thread). */
-static void serve_inputs(unsigned worker, void *arg)
-{
-	uint64_t n;
-
-	(void)worker;
-	(void)arg;
-	for (;;) {
-		CHECK(giong_poll(input_ready, POLLIN, -1) & POLLIN);
-		CHECK(read(input_ready, &n, sizeof(n)) == (ssize_t)sizeof(n));
-		one(next);
-		CHECK(sem_post(&input_done) == 0);
-	}
-}
-
-static void *runtime_thread(void *arg)
-{
-	struct giong_config c;
-	struct giong_runtime *rt;
-
-	(void)arg;
-	giong_config_init(&c);
-	c.workers = 1;
-	c.ring_entries = 64;
-	c.recv_buffers = 32;
-	c.stack_pool = 4;
-	c.shutdown_grace_ms = 1;
-	CHECK(giong_runtime_new(&c, &rt) == 0);
-	CHECK(giong_runtime_run(rt, serve_inputs, NULL) == 0);
-	return NULL; /* not reached: serve_inputs never returns */
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct giong_http_server_options o = {0};
 	struct giong_http_limits lim;
 	struct input in = {0};
 	const struct giong_http_protocol *list[2] = {NULL, NULL};
-	uint64_t one_input = 1;
 
 	if (size < 1)
 		return 0;
@@ -359,10 +311,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.protocols = list;
 	CHECK(giong_http_server_new(router, &o, &in.srv) == 0);
 
-	next = &in;
-	CHECK(write(input_ready, &one_input, sizeof(one_input)) == (ssize_t)sizeof(one_input));
-	while (sem_wait(&input_done) != 0)
-		CHECK(errno == EINTR);
+	fuzz_runtime_run(&in);
 	CHECK(in.ran);
 	CHECK(giong_http_server_free(in.srv) == 0);
 	return 0;
@@ -372,7 +321,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct giong_http2_options small;
 	char fill[FILE_LEN];
-	pthread_t t;
 
 	(void)argc;
 	(void)argv;
@@ -401,10 +349,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	memset(fill, 'f', sizeof(fill));
 	CHECK(write(file_fd, fill, sizeof(fill)) == (ssize_t)sizeof(fill));
 
-	input_ready = eventfd(0, EFD_CLOEXEC);
-	CHECK(input_ready >= 0);
-	CHECK(sem_init(&input_done, 0, 0) == 0);
-	CHECK(pthread_create(&t, NULL, runtime_thread, NULL) == 0);
-	CHECK(pthread_detach(t) == 0);
+	fuzz_runtime_start(one, 4);
 	return 0;
 }
