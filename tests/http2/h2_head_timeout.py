@@ -4,7 +4,8 @@
 block begun and not ended (HEADERS without END_HEADERS and no CONTINUATION, or a HEADERS
 frame cut mid-payload) ends the connection at the head timeout, not the idle one, whether or
 not a handler runs on another stream: GOAWAY PROTOCOL_ERROR, then the end, counted in the
-server's head_timeouts. A block sent slowly but whole within it is served. The bounds on
+server's head_timeouts. A block sent slowly but whole within it is served, and a block
+nghttp2 ignores (no callback tells its end) ends the head timeout too. The bounds on
 time are wide (a loaded machine): the close after 0.5 s and before 8 s.
 """
 import time
@@ -96,3 +97,20 @@ def head_sent_slowly_in_time(srv):
         c.pump(timeout=1.5)  # past the head timeout: raises Closed if the server ended it
         still_serves(c, "a header block sent slowly")
         expect(head_timeouts(srv) == before, "head_timeouts counted a block that came whole")
+
+
+@check("head")
+def head_ignored_block_ends(srv):
+    """A header block nghttp2 ignores (HEADERS, then a CONTINUATION, on a stream that was
+    answered and closed: no callback tells its end) ends the head timeout as well: the
+    connection then idles past it and still serves, nothing counted."""
+    with w.session(srv) as c:
+        before = head_timeouts(srv)
+        s = c.get("/json")
+        expect(s.status == 200, "GET /json: %s" % s.describe())
+        blk = w.block(c.request_fields("GET", "/json"))
+        c.send(w.frame(w.HEADERS, w.END_STREAM, s.sid, blk[:4]) +
+               w.frame(w.CONTINUATION, w.END_HEADERS, s.sid, blk[4:]))
+        c.pump(timeout=1.5)  # past the head timeout: raises Closed if the server ended it
+        still_serves(c, "an ignored header block")
+        expect(head_timeouts(srv) == before, "head_timeouts counted an ignored block")
