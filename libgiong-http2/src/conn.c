@@ -303,6 +303,7 @@ static struct h2_conn *conn_new(struct giong_http_conn *c, const struct h2_proto
 		return NULL;
 	h->c = c;
 	h->p = p;
+	h->preface_left = sizeof(preface) - 1; /* nghttp2 reads it too (no option says not) */
 	if (h2_session_new(h)) {
 		free(h);
 		return NULL;
@@ -312,12 +313,60 @@ static struct h2_conn *conn_new(struct giong_http_conn *c, const struct h2_proto
 	return h;
 }
 
+/*
+ * Follow the client's frames over the @n bytes at @p fed to nghttp2: whether a header
+ * block is open, for the head timeout. Open from a HEADERS frame's 9-byte header (its
+ * payload may then stop anywhere) until the payload of the HEADERS or CONTINUATION
+ * frame with END_HEADERS is all in; blocks do not interleave (RFC 9113 6.10: the
+ * CONTINUATIONs come next), so this is the connection's state. The frame headers
+ * themselves, not nghttp2's callbacks: on_begin_frame (1.52) comes for a HEADERS frame
+ * only once its padding and priority fields are in, and a block nghttp2 ignores (a
+ * refused stream's, one past GOAWAY) ends without a callback (no on_frame_recv), which
+ * would leave an idle connection under the head timeout. A frame nghttp2 rejects ends
+ * the connection: nothing here needs to agree with it past that.
+ */
+static void follow(struct h2_conn *h, const uint8_t *p, size_t n)
+{
+	while (n) {
+		size_t k;
+
+		if (h->preface_left || h->payload_left) {
+			uint32_t *left = h->preface_left ? &h->preface_left : &h->payload_left;
+
+			k = n < *left ? n : *left;
+			*left -= (uint32_t)k;
+			p += k;
+			n -= k;
+			if (left == &h->payload_left && !*left && h->block_ends)
+				h->head_open = false;
+			continue;
+		}
+		h->hd[h->hd_len++] = *p++;
+		n--;
+		if (h->hd_len < sizeof(h->hd))
+			continue;
+		h->hd_len = 0;
+		h->payload_left = (uint32_t)h->hd[0] << 16 | (uint32_t)h->hd[1] << 8 | h->hd[2];
+		h->block_ends = false;
+		if (h->hd[3] != NGHTTP2_HEADERS && h->hd[3] != NGHTTP2_CONTINUATION)
+			continue;
+		if (h->hd[3] == NGHTTP2_HEADERS && !h->head_open) {
+			h->head_open = true;
+			h->head_at = giong_now_ms();
+		}
+		h->block_ends = h->hd[4] & NGHTTP2_FLAG_END_HEADERS;
+		if (h->block_ends && !h->payload_left)
+			h->head_open = false;
+	}
+}
+
 /* Feed @n bytes at @p to nghttp2. 0, or -1 when the connection is to end. */
 static int feed(struct h2_conn *h, const char *p, size_t n)
 {
 	ssize_t r;
 
 	h->new_streams = 0;
+	follow(h, (const uint8_t *)p, n);
 	r = nghttp2_session_mem_recv(h->s, (const uint8_t *)p, n);
 	if (r < 0) {
 		/* A connection error (a bad preface, a flood, a broken frame): nghttp2
@@ -332,6 +381,17 @@ static int feed(struct h2_conn *h, const char *p, size_t n)
 		h2_conn_fail(h, NGHTTP2_SETTINGS_TIMEOUT);
 	}
 	return 0;
+}
+
+/* The header block begun at h->head_at is not in within the head timeout: counted as
+ * HTTP/1.1 counts a head not in, and the connection ends with GOAWAY PROTOCOL_ERROR,
+ * nginx's for a client that timed out mid-frame (NO_ERROR would tell the client that
+ * nothing was wrong with what it sent; the streams begun before get what the
+ * connection's end gives them). Not peer_closed: the GOAWAY is to be read. */
+static void head_timeout(struct h2_conn *h)
+{
+	giong_http_conn_stats(h->c)->head_timeouts++;
+	h2_conn_fail(h, NGHTTP2_PROTOCOL_ERROR);
 }
 
 /* The connection's task: what arrived, to nghttp2, the answers pumped; then
@@ -367,13 +427,20 @@ static void serve(struct giong_http_conn *c)
 		bool idle;
 
 		if (!first) {
-			/* Bytes are there (the task began for them), or the wait is
-			 * under the idle timeout when the stream could not park. */
+			/* Bytes are there (the task began for them), or the wait is under
+			 * the head timeout while a header block is open, under the idle
+			 * timeout when the stream could not park. */
+			const struct giong_http_limits *lim = giong_http_conn_limits(c);
 			uint64_t saved =
-				giong_deadline_in(giong_http_conn_limits(c)->idle_timeout_ms);
+				h->head_open ? giong_deadline_set(h->head_at + lim->head_timeout_ms)
+					     : giong_deadline_in(lim->idle_timeout_ms);
 
 			got = giong_stream_recv(giong_http_conn_stream(c), &rb);
 			giong_deadline_restore(saved);
+			if (got == -ETIMEDOUT && h->head_open) {
+				head_timeout(h);
+				break;
+			}
 			if (got <= 0) {
 				h->peer_closed = true; /* its end, an error, the idle timeout */
 				break;
@@ -386,12 +453,17 @@ static void serve(struct giong_http_conn *c)
 		pump(h);
 		if (h->dead)
 			break;
-		/* With no handler running, the idle timeout applies, streams or not: a
-		 * head cut off before END_HEADERS, or a body never sent, holds the
-		 * connection no longer than an idle one (a response still leaving
-		 * re-parks it with each send's end). At shutdown, a response still
-		 * leaving is not idle: the grace period, not close_idle, ends it. */
 		maybe_goaway(h);
+		/* A header block begun and not ended: not parked (a parked connection's
+		 * bound is the idle timeout, or none while handlers run) but read on in
+		 * this task under the head timeout, as HTTP/1.1 reads a head. */
+		if (h->head_open)
+			continue;
+		/* With no handler running, the idle timeout applies, streams or not: a
+		 * body never sent holds the connection no longer than an idle one (a
+		 * response still leaving re-parks it with each send's end). At
+		 * shutdown, a response still leaving is not idle: the grace period, not
+		 * close_idle, ends it. */
 		idle = !h->tasks && !(h->nstreams && giong_http_conn_shutting_down(c));
 		if (giong_http_conn_park(c, idle) == 0) {
 			h->waiting = !idle;

@@ -147,6 +147,15 @@ struct h2_conn {
 	 * not asked for more output until then. The stream is not freed meanwhile. */
 	struct h2_stream *splice_st;
 	size_t splice_len;
+	/* The client's frames, followed as they are fed (conn.c: follow()): the preface's
+	 * bytes still to come, a frame header's bytes so far, its payload's bytes still to
+	 * come, whether that payload ends a header block. A header block is open
+	 * (head_open) from its HEADERS frame's header until the payload with END_HEADERS
+	 * is in; head_at: when it began (the head timeout counts from there). */
+	uint32_t preface_left, payload_left;
+	uint8_t hd[9], hd_len;
+	bool block_ends, head_open;
+	uint64_t head_at;
 	uint32_t new_streams; /* streams begun in the current receive */
 	uint32_t header_max;  /* the header list's budget: header_list_max, or limits->head */
 	uint64_t settings_at; /* when our SETTINGS went out unacknowledged, or 0 */

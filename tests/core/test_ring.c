@@ -122,7 +122,7 @@ static void test_bad_config(void **state)
 	assert_int_equal(giong_runtime_free(NULL), 0);
 }
 
-/* Child: make io_uring_setup fail with @err through seccomp, then report
+/* Child: make io_uring fail with @err through seccomp, then report
  * what giong_runtime_new says. */
 static void blocked_child(int err, int fd)
 {
@@ -130,7 +130,7 @@ static void blocked_child(int err, int fd)
 	char msg[512];
 	int ret, n;
 
-	if (gt_block_uring_setup(err))
+	if (gt_block_uring(err))
 		_exit(GT_SKIP);
 	ret = giong_runtime_new(NULL, &rt);
 	n = snprintf(msg, sizeof(msg), "%d %s", ret, giong_strerror(ret));

@@ -12,8 +12,11 @@
  * by an earlier input are drained (poll + accept4) before each input, so the
  * first connection an input accepts is its client's.
  *
- * Each input runs in a fresh one-worker runtime with a fresh client
- * (.protocols = {HTTP/2}, .prior_knowledge: h2c from the first byte). Four
+ * One one-worker runtime serves every input (fuzz_runtime.h), with one of
+ * two clients made once (.protocols = {HTTP/2}, .prior_knowledge: h2c from
+ * the first byte; the second with small limits), as a long-lived program
+ * keeps its client: each input ends with giong_http_client_close_idle(), so
+ * the next one opens its own connection. Four
  * client tasks run at once to one origin, so their exchanges are streams of
  * one connection (1, 3, 5, 7 in the order they start, as a rule):
  *  - GET /a, the body read whole (giong_http_exchange_body());
@@ -52,8 +55,7 @@
  * or a negative errno (never 1xx); a body read whole is at most body_max
  * bytes, a HEAD's is empty; giong_http_exchange_end() returns 0 or 1; the
  * client closes every connection once its exchanges ended and its pool was
- * closed; the runtime and then the client are freed (giong_http_client_free()
- * returns 0).
+ * closed.
  *
  * FUZZ_H2C_VERBOSE=1 prints, for each input, what each exchange got.
  */
@@ -73,6 +75,7 @@
 #include <giong/net/stream.h>
 #include <giong/net/tcp.h>
 
+#include "fuzz_runtime.h"
 #include "fuzz_util.h"
 
 /* The client's head and body timeouts (ms): short, so that no input hangs. */
@@ -96,7 +99,8 @@
 static int listen_fd = -1;
 static char base_url[64]; /* http://127.0.0.1:port */
 static const struct giong_http_protocol *h2[2];
-static bool verbose; /* FUZZ_H2C_VERBOSE=1 */
+static struct giong_http_client *clients[2]; /* the defaults, the small limits (bit 6) */
+static bool verbose;                         /* FUZZ_H2C_VERBOSE=1 */
 
 /* The server's first frame: an empty SETTINGS (the client's frames come after the preface). */
 static const uint8_t settings[] = "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
@@ -428,14 +432,13 @@ static intptr_t fourth(void *arg)
 	return 0;
 }
 
-static void one(unsigned worker, void *arg)
+static void one(void *arg)
 {
 	static giong_task_fn const fns[4] = {get_whole, get_pieces, post_streamed, fourth};
 	struct input *in = arg;
 	struct giong_task *acc, *tasks[4];
 	int fd;
 
-	(void)worker;
 	in->ran = true;
 	CHECK((fd = dup(listen_fd)) >= 0);
 	CHECK(giong_listener_from_fd(fd, NULL, &in->l) == 0);
@@ -475,9 +478,6 @@ static void drain_backlog(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct giong_http_client_options o = {0};
-	struct giong_config c;
-	struct giong_runtime *rt;
 	struct input *in;
 
 	if (size < 1)
@@ -492,35 +492,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in->pipeline = data[0] >> 7;
 	in->data = data + 1;
 	in->size = size - 1;
-
-	o.protocols = h2;
-	o.prior_knowledge = true;
-	o.connect_timeout_ms = 1000;
-	o.head_timeout_ms = FUZZ_TIMEOUT_MS;
-	o.body_timeout_ms = FUZZ_TIMEOUT_MS;
-	in->body_max = GIONG_HTTP_CLIENT_BODY;
-	in->fields_max = GIONG_HTTP_CLIENT_FIELDS;
-	if (in->small) {
-		o.head_max = 256;
-		o.fields_max = 8;
-		o.body_max = SMALL_BODY;
-		in->body_max = SMALL_BODY;
-		in->fields_max = 8;
-	}
-	CHECK(giong_http_client_new(&o, &in->cli) == 0);
+	in->cli = clients[in->small];
+	in->body_max = in->small ? SMALL_BODY : GIONG_HTTP_CLIENT_BODY;
+	in->fields_max = in->small ? 8 : GIONG_HTTP_CLIENT_FIELDS;
 
 	drain_backlog();
-	giong_config_init(&c);
-	c.workers = 1;
-	c.ring_entries = 64;
-	c.recv_buffers = 32;
-	c.stack_pool = 8;
-	c.shutdown_grace_ms = 1;
-	CHECK(giong_runtime_new(&c, &rt) == 0);
-	CHECK(giong_runtime_run(rt, one, in) == 0);
-	CHECK(giong_runtime_free(rt) == 0);
+	fuzz_runtime_run(in);
 	CHECK(in->ran);
-	CHECK(giong_http_client_free(in->cli) == 0);
 	free(in);
 	return 0;
 }
@@ -540,5 +518,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(listen(listen_fd, 128) == 0);
 	CHECK(getsockname(listen_fd, (struct sockaddr *)&a, &len) == 0);
 	snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%u", ntohs(a.sin_port));
+
+	for (int small = 0; small < 2; small++) {
+		struct giong_http_client_options o = {0};
+
+		o.protocols = h2;
+		o.prior_knowledge = true;
+		o.connect_timeout_ms = 1000;
+		o.head_timeout_ms = FUZZ_TIMEOUT_MS;
+		o.body_timeout_ms = FUZZ_TIMEOUT_MS;
+		if (small) {
+			o.head_max = 256;
+			o.fields_max = 8;
+			o.body_max = SMALL_BODY;
+		}
+		CHECK(giong_http_client_new(&o, &clients[small]) == 0);
+	}
+	fuzz_runtime_start(one, 8);
 	return 0;
 }

@@ -5,7 +5,8 @@
  * common dispatch of libgiong-http, linked from their -internal twins), end
  * to end over a real socket pair.
  *
- * Each input runs in a fresh one-worker runtime: giong_unix_pair() gives two
+ * One one-worker runtime serves every input (fuzz_runtime.h).
+ * For each input, giong_unix_pair() gives two
  * streams; the server side is served by giong_http_serve_stream() with
  * .protocols = {HTTP/2}; the client side sends the preface and an empty
  * SETTINGS frame (the valid start the issue asks for: what follows reaches
@@ -62,6 +63,7 @@
 #include <giong/net/stream.h>
 #include <giong/net/unix.h>
 
+#include "fuzz_runtime.h"
 #include "fuzz_util.h"
 
 /* Reads of the client side before giving up: a hang guard far past any input. */
@@ -238,7 +240,7 @@ static void show(const uint8_t *p, size_t len, ssize_t end, struct giong_http_se
 		(unsigned long long)hs.write_timeouts);
 }
 
-static void one(unsigned worker, void *arg)
+static void one(void *arg)
 {
 	struct input *in = arg;
 	struct giong_task *serve, *writer;
@@ -249,7 +251,6 @@ static void one(unsigned worker, void *arg)
 	ssize_t n;
 	int i;
 
-	(void)worker;
 	in->ran = true;
 	CHECK(giong_unix_pair(&in->client, &in->server) == 0);
 	CHECK(giong_spawn(serve_task, in, &serve) == 0);
@@ -284,8 +285,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct giong_http_server_options o = {0};
 	struct giong_http_limits lim;
-	struct giong_config c;
-	struct giong_runtime *rt;
 	struct input in = {0};
 	const struct giong_http_protocol *list[2] = {NULL, NULL};
 
@@ -312,15 +311,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.protocols = list;
 	CHECK(giong_http_server_new(router, &o, &in.srv) == 0);
 
-	giong_config_init(&c);
-	c.workers = 1;
-	c.ring_entries = 64;
-	c.recv_buffers = 32;
-	c.stack_pool = 4;
-	c.shutdown_grace_ms = 1;
-	CHECK(giong_runtime_new(&c, &rt) == 0);
-	CHECK(giong_runtime_run(rt, one, &in) == 0);
-	CHECK(giong_runtime_free(rt) == 0);
+	fuzz_runtime_run(&in);
 	CHECK(in.ran);
 	CHECK(giong_http_server_free(in.srv) == 0);
 	return 0;
@@ -357,5 +348,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(file_fd >= 0);
 	memset(fill, 'f', sizeof(fill));
 	CHECK(write(file_fd, fill, sizeof(fill)) == (ssize_t)sizeof(fill));
+
+	fuzz_runtime_start(one, 4);
 	return 0;
 }

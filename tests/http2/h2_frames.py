@@ -3,10 +3,11 @@
 
   /usr/bin/python3 h2_frames.py H2_SERVER [--tls CERTDIR --backend openssl|wolfssl] [-k NAME]
 
-Starts H2_SERVER (tests/http2/h2_server.c) three times: once for the exchanges and the
+Starts H2_SERVER (tests/http2/h2_server.c) four times: once for the exchanges and the
 attacks (h2_attacks.py, run last), once with settings of its own (giong_http2_new()), a body
 limit and a short idle timeout for the idle close and the graceful shutdown (SIGTERM), once
-with a long grace period for a shutdown under a slow download. Over a plain
+with a long grace period for a shutdown under a slow download, once with a head timeout
+shorter than the idle one (h2_head_timeout.py). Over a plain
 socket the client speaks HTTP/2 with prior knowledge (h2c); with --tls over TLS with ALPN
 h2, the server's certificate checked against CERTDIR/ca.pem (tests/tls/make-certs.sh). The
 client is h2wire.py.
@@ -28,6 +29,7 @@ try:
     import h2wire as w
     from h2wire import expect
     importlib.import_module("h2_attacks")  # its checks: the attacks
+    importlib.import_module("h2_head_timeout")  # its checks: the head timeout
 except ImportError as e:  # hpack, hyperframe: Debian's python3-h2
     print("skip: %s (apt-get install python3-h2, and run /usr/bin/python3)" % e)
     sys.exit(77)
@@ -701,7 +703,8 @@ def main():
     for kind, args in (("main", ["--write-ms", "2000", "--idle-ms", "60000"]),
                        ("stop", ["--idle-ms", "500", "--body-limit", "100000",
                                  "--h2-streams", "50", "--h2-window", "262144"]),
-                       ("grace", ["--grace-ms", "10000"])):
+                       ("grace", ["--grace-ms", "10000"]),
+                       ("head", ["--head-ms", "1000", "--idle-ms", "20000"])):
         todo = [c for c in chosen if c[2] == kind]
         if not todo:
             continue

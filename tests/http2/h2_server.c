@@ -5,7 +5,7 @@
  * the public APIs only, as a program would use them.
  *
  *   h2_server [--port N] [--host ADDR] [--tls CERTDIR [--backend openssl|wolfssl]]
- *             [--no-h2] [--idle-ms N] [--write-ms N] [--grace-ms N] [--body-limit BYTES]
+ *             [--no-h2] [--idle-ms N] [--head-ms N] [--write-ms N] [--grace-ms N] [--body-limit BYTES]
  *             [--h2-streams N] [--h2-window BYTES]
  *
  * --port 0 (the default) lets the kernel pick the port; once listening it
@@ -19,8 +19,8 @@
  * stop it gracefully; it then prints its counters on standard output:
  *   h2 connections N streams N refused_streams N resets_received N goaway_calm N
  *      protocol_errors N session_bytes N
- *   http accepted N requests N 2xx N 4xx N 5xx N refused N idle_timeouts N write_timeouts N
- *        open N idle N
+ *   http accepted N requests N 2xx N 4xx N 5xx N refused N idle_timeouts N head_timeouts N
+ *        write_timeouts N handler_errors N open N idle N
  *
  * Routes (the byte pattern of /big and /file: byte i is i % 251, so that a
  * frame lost, doubled or moved shows):
@@ -282,7 +282,7 @@ static int counters(const struct giong_http_server *srv, char *buf, size_t len)
 		"h2 connections %llu streams %llu refused_streams %llu resets_received %llu "
 		"goaway_calm %llu protocol_errors %llu session_bytes %llu\n"
 		"http accepted %llu requests %llu 2xx %llu 4xx %llu 5xx %llu refused %llu "
-		"idle_timeouts %llu write_timeouts %llu handler_errors %llu open %u idle %u\n"
+		"idle_timeouts %llu head_timeouts %llu write_timeouts %llu handler_errors %llu open %u idle %u\n"
 		"core stacks_live %u recvbufs_held %u\n",
 		(unsigned long long)h2.connections, (unsigned long long)h2.streams,
 		(unsigned long long)h2.refused_streams, (unsigned long long)h2.resets_received,
@@ -291,8 +291,9 @@ static int counters(const struct giong_http_server *srv, char *buf, size_t len)
 		(unsigned long long)hs.requests, (unsigned long long)hs.responses[1],
 		(unsigned long long)hs.responses[3], (unsigned long long)hs.responses[4],
 		(unsigned long long)hs.refused, (unsigned long long)hs.idle_timeouts,
-		(unsigned long long)hs.write_timeouts, (unsigned long long)hs.handler_errors,
-		hs.open, hs.idle, cs.stacks_live, cs.recvbufs_total - cs.recvbufs_free);
+		(unsigned long long)hs.head_timeouts, (unsigned long long)hs.write_timeouts,
+		(unsigned long long)hs.handler_errors, hs.open, hs.idle, cs.stacks_live,
+		cs.recvbufs_total - cs.recvbufs_free);
 }
 
 /* The counters now: the tests see whether the connections a client left are gone. */
@@ -340,10 +341,11 @@ static void worker_main(unsigned worker, void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: h2_server [--port N] [--host ADDR] [--tls CERTDIR [--backend "
-			"openssl|wolfssl]] [--no-h2]\n"
-			"                 [--idle-ms N] [--write-ms N] [--grace-ms N] "
-			"[--body-limit BYTES] [--h2-streams N] [--h2-window BYTES]\n");
+	fprintf(stderr,
+		"usage: h2_server [--port N] [--host ADDR] [--tls CERTDIR [--backend "
+		"openssl|wolfssl]] [--no-h2]\n"
+		"                 [--idle-ms N] [--head-ms N] [--write-ms N] [--grace-ms N] "
+		"[--body-limit BYTES] [--h2-streams N] [--h2-window BYTES]\n");
 	exit(2);
 }
 
@@ -415,6 +417,9 @@ int main(int argc, char **argv)
 			backend = argv[++i];
 		else if (!strcmp(argv[i], "--idle-ms"))
 			lim.idle_timeout_ms = (uint32_t)tool_number("h2_server", "--idle-ms",
+								    argv[++i], 1, MS_MAX);
+		else if (!strcmp(argv[i], "--head-ms"))
+			lim.head_timeout_ms = (uint32_t)tool_number("h2_server", "--head-ms",
 								    argv[++i], 1, MS_MAX);
 		else if (!strcmp(argv[i], "--write-ms"))
 			lim.write_timeout_ms = (uint32_t)tool_number("h2_server", "--write-ms",

@@ -512,7 +512,7 @@ static void s_shutdown(struct pt_env *e)
 	t0 = giong_now_ms();
 	gt_check_int_equal(giong_shutdown(), 0);
 	giong_join(t, NULL);
-	gt_check_true(giong_now_ms() - t0 < 2000); /* gt_config()'s grace */
+	gt_check_true(giong_now_ms() - t0 < PT_GRACE_MS); /* within the grace period */
 	gt_check_int_equal(s.status, 200);
 	gt_check_int_equal(s.last, 0);
 	for (int i = 0; i < SLOW_PIECES; i++)

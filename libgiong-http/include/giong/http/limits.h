@@ -19,7 +19,8 @@ struct giong_http_limits {
 	uint32_t head;         /* bytes of the whole head, request line included: 431 (64 KiB) */
 	uint32_t fields;       /* header fields: 431 past it (100) */
 	uint64_t body;         /* body bytes, after de-chunking: 413 (1 MiB) */
-	uint32_t head_timeout_ms;  /* the whole head, from its first byte: 408, close (10 s) */
+	uint32_t head_timeout_ms;  /* the whole head, from its first byte: 408, close (10 s);
+				    * HTTP/2: a header block (GOAWAY, close) */
 	uint32_t idle_timeout_ms;  /* a keep-alive connection between requests: close (15 s) */
 	uint32_t body_timeout_ms;  /* the whole body, once the head is in: 408, close (30 s) */
 	uint32_t write_timeout_ms; /* a response the peer does not read: close (30 s) */

@@ -96,7 +96,8 @@ struct giong_http_stats {
 	uint64_t requests;       /* request heads read, refused ones included */
 	uint64_t responses[5];   /* by class: [0] 1xx (100 Continue) ... [4] 5xx */
 	uint64_t refused;        /* heads refused (400, 414, 431, 501, 505...), then closed */
-	uint64_t head_timeouts;  /* 408 for a head not in within head_timeout_ms, closed */
+	uint64_t head_timeouts;  /* 408 for a head not in within head_timeout_ms, closed
+				  * (HTTP/2: a header block, GOAWAY) */
 	uint64_t body_timeouts;  /* a body not in within body_timeout_ms, closed */
 	uint64_t idle_timeouts;  /* idle keep-alive connections closed after idle_timeout_ms */
 	uint64_t write_timeouts; /* peers that did not read their responses, closed */
