@@ -216,7 +216,8 @@ static inline bool gt_tier_epoll(void)
 	return t && !strcmp(t, "epoll");
 }
 
-/* Exit 77 if io_uring is unusable here, naming the reason. */
+/* Exit 77 if io_uring is unusable here, naming the reason (uring_only: the
+ * epoll fallback would hide it; GIONG_RING_TIER=epoll still runs). */
 static inline void gt_require_uring(void)
 {
 	struct giong_config c;
@@ -225,6 +226,7 @@ static inline void gt_require_uring(void)
 
 	giong_config_init(&c);
 	c.workers = 1;
+	c.uring_only = true;
 	err = giong_runtime_new(&c, &rt);
 	if (err == GIONG_EURING_DISABLED || err == GIONG_ENOURING || err == GIONG_EURING_OLD) {
 		fprintf(stderr, "SKIP: %s\n", giong_strerror(err));

@@ -27,9 +27,11 @@ enum giong_ring_tier {
 	GIONG_TIER_COOP = 2,  /* COOP_TASKRUN | TASKRUN_FLAG (Linux 5.19+) */
 	GIONG_TIER_BASIC = 3, /* no set-up flags */
 	/* No io_uring: the same operations emulated with epoll and
-	 * non-blocking calls (files run inline until a helper-thread pool
-	 * takes them); see docs/core.md, "The epoll tier". Only when forced
-	 * (ring_tier, GIONG_RING_TIER=epoll), for now. */
+	 * non-blocking calls, files and paths on a pool of helper threads;
+	 * see docs/core.md, "The epoll tier". Chosen by itself when io_uring
+	 * is refused or missing (EPERM, EACCES, EOPNOTSUPP, ENOSYS: a seccomp
+	 * profile, kernel.io_uring_disabled, gVisor), unless uring_only; or
+	 * forced (ring_tier, GIONG_RING_TIER=epoll). */
 	GIONG_TIER_EPOLL = 4,
 };
 
@@ -58,6 +60,15 @@ struct giong_config {
 				      * (the least is 1: cancel almost at once) */
 	enum giong_ring_tier
 		ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic|epoll */
+	/* io_uring or nothing: where io_uring is refused or missing,
+	 * giong_runtime_new() fails with GIONG_EURING_DISABLED or GIONG_ENOURING
+	 * instead of falling back to the epoll tier; default false.
+	 * GIONG_RING_TIER=uring sets it. A forced tier (ring_tier, or
+	 * GIONG_RING_TIER=defer|coop|basic) never falls back either. */
+	bool uring_only;
+	/* No line on standard error when the epoll tier is chosen because
+	 * io_uring is refused; default false (one line per runtime). */
+	bool quiet_fallback;
 };
 
 /*
@@ -69,11 +80,16 @@ GIONG_API int giong_config_init(struct giong_config *cfg);
 /*
  * giong_runtime_new() - create a runtime from @cfg (NULL: defaults).
  * Checks the settings and that io_uring works here (creates and discards one
- * ring) so that a system that blocks io_uring fails now with a clear code:
- * GIONG_EURING_DISABLED, GIONG_ENOURING or GIONG_EURING_OLD (see
- * giong_strerror()); on the epoll tier (GIONG_TIER_EPOLL) no ring is made
- * and none of these can be returned. Returns 0 and an owned runtime in *@ret (free with
- * giong_runtime_free()), or -EINVAL for bad settings, -ENOMEM.
+ * ring, registers a buffer ring, enters once). Where io_uring is refused or
+ * missing (EPERM, EACCES, EOPNOTSUPP, ENOSYS) the runtime runs on the epoll
+ * tier instead and says so in one line on standard error, naming the cause
+ * (quiet_fallback: silent); with uring_only or a forced io_uring tier it
+ * fails with a clear code instead: GIONG_EURING_DISABLED or GIONG_ENOURING
+ * (see giong_strerror()). GIONG_EURING_OLD: this kernel's io_uring lacks
+ * what giong needs (no fallback: io_uring works, only too old). On the epoll
+ * tier (GIONG_TIER_EPOLL) no ring is made. Returns 0 and an owned runtime in
+ * *@ret (free with giong_runtime_free()), or -EINVAL for bad settings,
+ * -ENOMEM.
  */
 GIONG_API int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret);
 
