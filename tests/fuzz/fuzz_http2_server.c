@@ -5,16 +5,16 @@
  * common dispatch of libgiong-http, linked from their -internal twins), end
  * to end over a real socket pair.
  *
- * One one-worker runtime serves every input (fuzz_runtime.h).
- * For each input, giong_unix_pair() gives two
- * streams; the server side is served by giong_http_serve_stream() with
- * .protocols = {HTTP/2}; the client side sends the preface and an empty
- * SETTINGS frame (the valid start the issue asks for: what follows reaches
- * the frame layer, not the preface check), then the input's frames in pieces
- * with a yield between them (so that the server receives them in several
- * turns), then half-closes; the main task reads and drops whatever the
- * server sends until it closes (so the server never waits on a full socket),
- * and the run ends when giong_http_serve_stream() returns.
+ * One one-worker runtime serves every input (fuzz_runtime.h). For each
+ * input, giong_unix_pair() gives two streams; the server side is served by
+ * giong_http_serve_stream() with .protocols = {HTTP/2}; the client side
+ * sends the preface and an empty SETTINGS frame (the valid start the issue
+ * asks for: what follows reaches the frame layer, not the preface check),
+ * then the input's frames in pieces with a yield between them (so that the
+ * server receives them in several turns), then half-closes; the main task
+ * reads and drops whatever the server sends until it closes (so the server
+ * never waits on a full socket), and the input ends when
+ * giong_http_serve_stream() returns.
  *
  * Input: a control byte, then the frames (no preface: it is added).
  *   bits 0-3: k, the largest piece is 2^k bytes (k = 15: the whole rest in
@@ -273,7 +273,8 @@ static void one(void *arg)
 	CHECK(in->served == 0);
 	CHECK(giong_stream_close(in->client) == 0);
 	/* The session is gone with the connection: nghttp2 holds nothing more on this
-	 * worker (mem.c's count, which every input's runtime starts from). */
+	 * worker (mem.c's count, back at 0 after every input: the next one starts
+	 * from there on the same worker). */
 	CHECK(giong_http2_stats(&h2) == 0);
 	CHECK(h2.session_bytes == 0);
 	if (verbose)
