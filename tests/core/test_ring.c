@@ -75,6 +75,7 @@ static void test_tier_forced(void **state)
 	static const char *names[] = {"defer", "coop", "basic"};
 
 	(void)state;
+	gt_skip_if_uring_refused();
 	for (int t = 0; t < 3; t++) {
 		struct giong_config c = gt_config(1);
 		struct nop_run r = {.n = 10};
@@ -263,6 +264,6 @@ int main(void)
 		cmocka_unit_test(test_blocked_uring_falls_back),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
