@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,14 +46,35 @@ static const char *path_of(uint64_t addr)
  * the kernel's own work on io_uring, and a program (or a test) interposing
  * preadv2 or fstat to count its own calls must not see them.
  */
+/* preadv2 and pwritev2 answered ENOSYS once (a kernel before 4.6, or an
+ * emulator without them: qemu-user 7.2 for AArch64): from then on the
+ * process uses the calls without flags. */
+static atomic_bool no_rwv2;
+
 ssize_t giong__emu_rw(bool write, int fd, const struct iovec *iov, int n, uint64_t off, int flags)
 {
 	/* The offset in two longs (preadv2(2)'s pos_l, pos_h); -1: the file
 	 * position. On 64-bit pos_h is 0. */
 	unsigned long lo = (unsigned long)off;
 	unsigned long hi = (unsigned long)(off >> (sizeof(long) * 4) >> (sizeof(long) * 4));
+	ssize_t r;
 
-	return syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, n, lo, hi, flags);
+	if (!atomic_load_explicit(&no_rwv2, memory_order_relaxed)) {
+		r = syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, n, lo, hi, flags);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		atomic_store_explicit(&no_rwv2, true, memory_order_relaxed);
+	}
+	if (flags) {
+		/* No flag can be passed: say so as a kernel that has the call
+		 * but not the flag does (the caller then asks readiness, or
+		 * sends a file to the helper threads). */
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (off == (uint64_t)-1)
+		return syscall(write ? SYS_writev : SYS_readv, fd, iov, n);
+	return syscall(write ? SYS_pwritev : SYS_preadv, fd, iov, n, lo, hi);
 }
 
 bool giong__emu_is_file(int fd)
