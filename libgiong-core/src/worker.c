@@ -168,8 +168,11 @@ static void spin(struct giong__worker *w, uint64_t next_ms)
 	if (next_ms < end / 1000000u)
 		end = next_ms * 1000000u;
 	for (unsigned i = 0;; i++) {
+		/* The pool's completions are in memory before their eventfd
+		 * write reaches the ring (with DEFER_TASKRUN, not until the
+		 * next enter): looked at directly. */
 		if (giong__ring_has_work(&w->ring) || w->ops.stash_n ||
-		    atomic_load(&w->mbox.pending))
+		    atomic_load(&w->mbox.pending) || giong__blocking_pending(w))
 			return;
 		giong__cpu_relax();
 		if ((i & 63) == 63) {

@@ -6,9 +6,10 @@
  * a queued call off the queue (it never runs) and waits for a running one
  * (its result kept, the cancel still in force); a runtime shutting down
  * waits for it too; bad arguments and calls from outside a task are
- * refused. Every test runs on the default tier, the epoll tier, and the
- * coop and basic io_uring tiers where io_uring is usable (each helper's
- * completion must reach the worker's loop on every one).
+ * refused. Every test runs on the default tier, the epoll tier, the coop
+ * and basic io_uring tiers where io_uring is usable (each helper's
+ * completion must reach the worker's loop on every one), and the default
+ * tier again with spin_before_park_us.
  *
  * Nothing here waits for time to pass in order to pass: the slow functions
  * wait for a flag the test sets, bounded at 5 s (a failure, never a hang).
@@ -23,8 +24,12 @@
 
 #define BOUND_MS 5000
 
-static const enum giong_ring_tier tiers[] = {0, GIONG_TIER_EPOLL, GIONG_TIER_COOP,
-					     GIONG_TIER_BASIC};
+/* The tiers, and the default one busy-polling before it sleeps (a spinning
+ * worker must see the helpers' completions too). */
+static const struct {
+	enum giong_ring_tier tier;
+	uint32_t spin_us;
+} tiers[] = {{0, 0}, {GIONG_TIER_EPOLL, 0}, {GIONG_TIER_COOP, 0}, {GIONG_TIER_BASIC, 0}, {0, 200}};
 
 static const char *tier_name(enum giong_ring_tier t)
 {
@@ -57,11 +62,14 @@ static void run_tiers(unsigned workers, giong_main_fn fn, void *arg, void (*rese
 	for (size_t i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++) {
 		struct giong_config c = gt_config(workers);
 
-		if (tiers[i] != 0 && tiers[i] != GIONG_TIER_EPOLL && !have_uring()) {
-			print_message("tier %s: no io_uring here, not run\n", tier_name(tiers[i]));
+		enum giong_ring_tier t = tiers[i].tier;
+
+		if (t != 0 && t != GIONG_TIER_EPOLL && !have_uring()) {
+			print_message("tier %s: no io_uring here, not run\n", tier_name(t));
 			continue;
 		}
-		c.ring_tier = tiers[i];
+		c.ring_tier = t;
+		c.spin_before_park_us = tiers[i].spin_us;
 		c.shutdown_grace_ms = 50; /* test_shutdown: cancel soon */
 		reset(arg);
 		gt_run(&c, fn, arg, NULL);
