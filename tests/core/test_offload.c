@@ -303,7 +303,7 @@ static intptr_t many_task(void *arg)
 static void many_main(unsigned w, void *arg)
 {
 	struct many *m = arg;
-	struct giong_task *t[MANY];
+	struct giong_task *t[MANY] = {0}; /* a spawn that failed: joined as NULL, refused */
 
 	for (int i = 0; i < MANY; i++) {
 		many_args[w][i] = (struct many_arg){m, (int)w, i};
@@ -388,10 +388,21 @@ static intptr_t read_task(void *arg)
 	return 0;
 }
 
+/* Lets hold() return 40 ms from now. */
+static intptr_t releaser(void *arg)
+{
+	struct held *h = arg;
+
+	giong_sleep_ms(40);
+	atomic_store(&h->release, 1);
+	return 0;
+}
+
 static void held_main(unsigned w, void *arg)
 {
 	struct held *h = arg;
 	struct giong_task *t;
+	uint64_t saved;
 
 	(void)w;
 	if (!gt_check_int_equal(giong_spawn(held_task, h, &t), 0))
@@ -420,6 +431,25 @@ static void held_main(unsigned w, void *arg)
 	gt_check_int_equal(giong_join(t, NULL), -ECANCELED);
 	gt_check_int_equal(h->r2, 0);
 	gt_check_int_equal(h->res2, -EINTR);
+
+	/* A deadline that passes while fn runs: the same, with -ETIMEDOUT
+	 * for the next call (the deadline's timer resends the signal). */
+	atomic_store(&h->started, 0);
+	atomic_store(&h->release, 0);
+	atomic_store(&h->fn_returned, 0);
+	h->saw_cancel = 0;
+	if (!gt_check_int_equal(giong_spawn(releaser, h, NULL), 0))
+		return;
+	saved = giong_deadline_in(10);
+	h->r = giong_offload(hold, h, &h->res);
+	h->returned_after_fn = atomic_load(&h->fn_returned);
+	h->next_call = giong_sleep_ms(1);
+	giong_deadline_restore(saved);
+	gt_check_int_equal(h->r, 0);
+	gt_check_int_equal(h->res, 77);
+	gt_check_int_equal(h->returned_after_fn, 1);
+	gt_check_int_equal(h->saw_cancel, 1);
+	gt_check_int_equal(h->next_call, -ETIMEDOUT);
 }
 
 static void held_reset(void *arg)
