@@ -30,8 +30,11 @@ GIONG_BEGIN_DECLS
  * plain thread with no worker, so the calls for tasks (giong_sleep(),
  * giong_io(), giong_spawn(), ...) fail there with GIONG_ENOTWORKER. What is
  * documented for any thread (giong_chan_try_send(), giong_strerror(), ...)
- * and any ordinary blocking call are fine. Its return value is handed back
- * to the task through giong_offload()'s @result.
+ * and any ordinary blocking call are fine. The thread blocks every signal
+ * but SIGURG (giong_offload() says why) and runs on a 256 KiB stack (1 MiB
+ * in sanitizer builds), shared by every call it runs: keep large arrays
+ * and deep recursion off it. Its return value is handed back to the task
+ * through giong_offload()'s @result.
  */
 typedef intptr_t (*giong_offload_fn)(void *arg);
 
@@ -76,8 +79,8 @@ typedef intptr_t (*giong_offload_fn)(void *arg);
  * @fn directly if blocking that thread is acceptable, as giong_resolve()
  * does); -ECANCELED or -ETIMEDOUT as above; -ENOMEM if the pool could not
  * be made, or the error of pthread_create() (-EAGAIN) if no helper thread
- * exists and none could start. On every error @fn did not run and @arg is
- * the caller's again at once.
+ * exists and none could start. On every error @fn did not run, *@result
+ * is untouched and @arg is the caller's again at once.
  * May suspend. Owner worker only.
  */
 GIONG_API int giong_offload(giong_offload_fn fn, void *arg, intptr_t *result);
