@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * blocking_pool.h - helper threads for the calls that may block a worker
- * (open, stat, read and write of regular files, fsync, splice from a file,
- * getaddrinfo) where io_uring cannot take them: the epoll tier (issue 27).
+ * (open, stat, read and write of regular files, fsync, splice from a file)
+ * where io_uring cannot take them: the epoll tier (issue 27); and, on every
+ * tier, what a task hands over with giong_offload() (getaddrinfo).
  * libuv's model: one small bounded pool per runtime, a job queue under one
  * mutex, each completion handed back to the worker that submitted it
  * through that worker's eventfd and a completed list it reaps with one call,
@@ -56,8 +57,9 @@
  * thread. A worker that wants its completions on its own thread waits for
  * its outstanding jobs before its loop ends (giong__bpool_outstanding()).
  *
- * Wiring into a worker's loop (the epoll tier's, emu_fs.c and
- * emu_submit.c; the io_uring tiers do not use the pool yet):
+ * Users: the epoll tier's file calls (emu_fs.c), and giong_offload()
+ * (offload.c) on every tier. Wiring into a worker's loop (worker.c's tick
+ * for every tier, the epoll tier's enter too, emu_submit.c):
  *   - bind the worker's port to an eventfd its loop always watches (the
  *     epoll tier binds its own, registered once, level-triggered, its
  *     counter read when reported; the mailbox's is the default);
@@ -70,7 +72,10 @@
  *     ticking with the eventfd still watched until
  *     giong__blocking_outstanding(w) is 0 (the slab's live count), so that
  *     every done() runs on w; a job still running when the drain gives up
- *     completes on the thread freeing the runtime.
+ *     completes on the thread freeing the runtime. giong_offload()'s jobs
+ *     never reach the drain: each belongs to a parked task, and a loop
+ *     does not end while a task lives (the shutdown cancels the task, and
+ *     the task waits for its job's done()).
  */
 #ifndef GIONG_SRC_BLOCKING_POOL_H
 #define GIONG_SRC_BLOCKING_POOL_H

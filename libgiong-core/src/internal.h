@@ -16,14 +16,15 @@
  *   context stack timer_wheel error   leaves
  *   ring      the io_uring, one enter per tick
  *   bufpool   the provided buffer ring
- *   blocking_pool  helper threads for calls that may block (epoll tier)
+ *   blocking_pool  helper threads for calls that may block (the epoll
+ *             tier's files, giong_offload())
  *   epoll emu_fs emu_net emu_submit   the epoll tier: the SQE contract
  *             emulated without io_uring (epoll.h)
  *   op        the operation slab, completion dispatch (reap), cancels
  *   mailbox   other threads reach a worker; kicking every worker
  *   fiber     the scheduler: run queue, spawn, park, interrupt
- *   waitq time callback io chan task    the public waiting, timing,
- *             loop-callback, I/O and task calls
+ *   waitq time callback io offload chan task    the public waiting,
+ *             timing, loop-callback, I/O, helper-thread and task calls
  *   worker    one worker's loop and drain
  *   runtime   settings, creating and running workers, shutdown, counters
  *

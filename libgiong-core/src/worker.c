@@ -3,8 +3,8 @@
  * worker.c - one worker's loop: run ready fibers, run the callbacks queued
  * for the turn (giong_call_soon()), one io_uring_enter that submits
  * everything the tick produced and waits for a completion or the next
- * timer, reap every completion, fire due timers (sleeps, deadlines and
- * callback timers alike); handling what other
+ * timer, reap every completion and the helper threads' ones, fire due
+ * timers (sleeps, deadlines and callback timers alike); handling what other
  * threads sent through the mailbox; draining at the end.
  */
 #include <errno.h>
@@ -168,8 +168,11 @@ static void spin(struct giong__worker *w, uint64_t next_ms)
 	if (next_ms < end / 1000000u)
 		end = next_ms * 1000000u;
 	for (unsigned i = 0;; i++) {
+		/* The pool's completions are in memory before their eventfd
+		 * write reaches the ring (with DEFER_TASKRUN, not until the
+		 * next enter): looked at directly. */
 		if (giong__ring_has_work(&w->ring) || w->ops.stash_n ||
-		    atomic_load(&w->mbox.pending))
+		    atomic_load(&w->mbox.pending) || giong__blocking_pending(w))
 			return;
 		giong__cpu_relax();
 		if ((i & 63) == 63) {
@@ -213,7 +216,8 @@ static void tick_wait(struct giong__worker *w)
 		atomic_store(&w->mbox.sleeping, true);
 		/* Completions already posted need no wait, and no enter at all
 		 * when nothing is left to submit. */
-		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w)) {
+		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w) &&
+		    !giong__blocking_pending(w)) {
 			wait_nr = 1;
 			if (next != UINT64_MAX)
 				timeout = next > now ? next - now : 0;
@@ -268,6 +272,11 @@ static void tick(struct giong__worker *w)
 		w->stats.cq_overflows++;
 	tick_wait(w);
 	giong__reap(w);
+	/* The helper threads' completions (giong_offload(), the epoll tier's
+	 * file calls): their wake is the mailbox's eventfd on the io_uring
+	 * tiers, whose read completes above but reaps nothing itself. One
+	 * atomic load when there are none. */
+	giong__blocking_reap(w);
 	w->now = giong__clock_ms();
 	giong__wheel_advance(&w->wheel, w->now);
 }
