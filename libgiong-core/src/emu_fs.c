@@ -26,9 +26,6 @@
 
 #include "internal.h"
 
-/* IORING_OP_FTRUNCATE (Linux 6.9): liburing 2.3 does not name it. */
-#define EMU_OP_FTRUNCATE 55
-
 static int ret_errno(long r)
 {
 	return r < 0 ? -errno : (int)r;
@@ -106,7 +103,7 @@ static int exec_blocking(const struct io_uring_sqe *sqe)
 									    : fsync(fd));
 	case IORING_OP_FALLOCATE:
 		return ret_errno(fallocate(fd, (int)sqe->len, off, (off_t)sqe->addr));
-	case EMU_OP_FTRUNCATE:
+	case GIONG__EMU_OP_FTRUNCATE:
 		return ret_errno(ftruncate(fd, off));
 	case IORING_OP_RENAMEAT:
 		return ret_errno(renameat2(fd, path_of(sqe->addr), (int)sqe->len,
@@ -301,7 +298,7 @@ bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe)
 	case IORING_OP_STATX:
 	case IORING_OP_FSYNC:
 	case IORING_OP_FALLOCATE:
-	case EMU_OP_FTRUNCATE:
+	case GIONG__EMU_OP_FTRUNCATE:
 	case IORING_OP_RENAMEAT:
 	case IORING_OP_UNLINKAT:
 	case IORING_OP_MKDIRAT:
