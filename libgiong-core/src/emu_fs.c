@@ -2,7 +2,8 @@
 /*
  * emu_fs.c - the epoll tier's operations that may block: files and paths
  * (the fs library's), a read or write of a regular file, a splice from one,
- * and NOP and CLOSE, which never wait.
+ * a blocking Unix socket's connect to a full backlog (emu_net.c), and NOP
+ * and CLOSE, which never wait.
  *
  * Each runs through run_blocking(), which hands a copy of the SQE to the
  * runtime's helper-thread pool (blocking_pool.c): a helper makes the call,
@@ -19,6 +20,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -89,6 +91,8 @@ static int exec_blocking(const struct io_uring_sqe *sqe)
 					out_off == -1 ? NULL : &oo, sqe->len,
 					sqe->splice_flags & ~SPLICE_F_FD_IN_FIXED));
 	}
+	case IORING_OP_CONNECT: /* a Unix socket's, its listener's backlog full */
+		return ret_errno(connect(fd, (const struct sockaddr *)addr, (socklen_t)sqe->off));
 	case IORING_OP_OPENAT:
 		return ret_errno(
 			openat(fd, path_of(sqe->addr), (int)sqe->open_flags, (mode_t)sqe->len));
