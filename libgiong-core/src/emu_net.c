@@ -15,10 +15,10 @@
  *
  * Results and CQE flags are io_uring's: MSG_NOSIGNAL on sends, MSG_WAITALL
  * sends go on until all is sent (a later error reports what was sent; any
- * number of iovecs up to IOV_MAX), and
- * the multishot receives fill core's pool buffers with IORING_CQE_F_BUFFER,
- * the buffer id in the upper 16 bits and IORING_CQE_F_MORE on all but the
- * final completion, -ENOBUFS (final) when the pool is empty.
+ * number of iovecs up to IOV_MAX), and the multishot receives fill core's
+ * pool buffers with IORING_CQE_F_BUFFER, the buffer id in the upper 16 bits
+ * and IORING_CQE_F_MORE on all but the final completion, -ENOBUFS (final)
+ * when the pool is empty.
  */
 #include <errno.h>
 #include <fcntl.h>
