@@ -126,10 +126,11 @@ static int helpers_in(long nr)
 	return n;
 }
 
-/* Wait (at most 2 s) until @want helpers are inside system call @nr. */
+/* Wait (at most 5 s: valgrind starts threads slowly) until @want helpers
+ * are inside system call @nr. */
 static bool wait_helpers_in(long nr, int want)
 {
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 5000; i++) {
 		if (helpers_in(nr) == want)
 			return true;
 		giong_sleep_ms(1);
@@ -240,10 +241,10 @@ static int cancel_fd(int fd, unsigned flags)
 	return giong_io(sqe);
 }
 
-/* Wait (at most 2 s) for the read to come back. */
+/* Wait (at most 5 s) for the read to come back. */
 static bool wait_back(struct reads *r)
 {
-	for (int i = 0; i < 2000 && !r->back; i++)
+	for (int i = 0; i < 5000 && !r->back; i++)
 		giong_sleep_ms(1);
 	return r->back;
 }
