@@ -199,7 +199,11 @@ static void run_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe
 undo:
 	free(j);
 inline_call:
-	giong__emu_post(w, sqe->user_data, exec_blocking(sqe), 0);
+	/* But a connect inline would hold the worker until the listener makes
+	 * room, maybe never (it may be this worker's): the non-blocking
+	 * answer instead. */
+	giong__emu_post(w, sqe->user_data,
+			sqe->opcode == IORING_OP_CONNECT ? -EAGAIN : exec_blocking(sqe), 0);
 }
 
 void giong__emu_fs_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe)
