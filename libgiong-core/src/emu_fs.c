@@ -2,7 +2,8 @@
 /*
  * emu_fs.c - the epoll tier's operations that may block: files and paths
  * (the fs library's), a read or write of a regular file, a splice from one,
- * and NOP and CLOSE, which never wait.
+ * a blocking Unix socket's connect to a full backlog (emu_net.c), and NOP
+ * and CLOSE, which never wait.
  *
  * Each runs through run_blocking(), which hands a copy of the SQE to the
  * runtime's helper-thread pool (blocking_pool.c): a helper makes the call,
@@ -20,15 +21,13 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-/* IORING_OP_FTRUNCATE (Linux 6.9): liburing 2.3 does not name it. */
-#define EMU_OP_FTRUNCATE 55
 
 static int ret_errno(long r)
 {
@@ -114,6 +113,8 @@ static int exec_blocking(const struct io_uring_sqe *sqe)
 					out_off == -1 ? NULL : &oo, sqe->len,
 					sqe->splice_flags & ~SPLICE_F_FD_IN_FIXED));
 	}
+	case IORING_OP_CONNECT: /* a Unix socket's, its listener's backlog full */
+		return ret_errno(connect(fd, (const struct sockaddr *)addr, (socklen_t)sqe->off));
 	case IORING_OP_OPENAT:
 		return ret_errno(
 			openat(fd, path_of(sqe->addr), (int)sqe->open_flags, (mode_t)sqe->len));
@@ -128,7 +129,7 @@ static int exec_blocking(const struct io_uring_sqe *sqe)
 									    : fsync(fd));
 	case IORING_OP_FALLOCATE:
 		return ret_errno(fallocate(fd, (int)sqe->len, off, (off_t)sqe->addr));
-	case EMU_OP_FTRUNCATE:
+	case GIONG__EMU_OP_FTRUNCATE:
 		return ret_errno(ftruncate(fd, off));
 	case IORING_OP_RENAMEAT:
 		return ret_errno(renameat2(fd, path_of(sqe->addr), (int)sqe->len,
@@ -220,7 +221,11 @@ static void run_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe
 undo:
 	free(j);
 inline_call:
-	giong__emu_post(w, sqe->user_data, exec_blocking(sqe), 0);
+	/* But a connect inline would hold the worker until the listener makes
+	 * room, maybe never (it may be this worker's): the non-blocking
+	 * answer instead. */
+	giong__emu_post(w, sqe->user_data,
+			sqe->opcode == IORING_OP_CONNECT ? -EAGAIN : exec_blocking(sqe), 0);
 }
 
 void giong__emu_fs_blocking(struct giong__worker *w, const struct io_uring_sqe *sqe)
@@ -323,7 +328,7 @@ bool giong__emu_fs_run(struct giong__worker *w, const struct io_uring_sqe *sqe)
 	case IORING_OP_STATX:
 	case IORING_OP_FSYNC:
 	case IORING_OP_FALLOCATE:
-	case EMU_OP_FTRUNCATE:
+	case GIONG__EMU_OP_FTRUNCATE:
 	case IORING_OP_RENAMEAT:
 	case IORING_OP_UNLINKAT:
 	case IORING_OP_MKDIRAT:

@@ -10,13 +10,15 @@
  * for sockets, RWF_NOWAIT for read and write. Two calls have no such flag:
  * accept4 (the listening socket is made O_NONBLOCK for good: only giong
  * reads it) and connect (O_NONBLOCK for the duration of the connect, then
- * given back as it was).
+ * given back as it was; a blocking Unix socket's connect to a full backlog
+ * is made blocking by a helper thread, as io_uring's kernel worker does).
  *
  * Results and CQE flags are io_uring's: MSG_NOSIGNAL on sends, MSG_WAITALL
- * sends go on until all is sent (a later error reports what was sent), and
- * the multishot receives fill core's pool buffers with IORING_CQE_F_BUFFER,
- * the buffer id in the upper 16 bits and IORING_CQE_F_MORE on all but the
- * final completion, -ENOBUFS (final) when the pool is empty.
+ * sends go on until all is sent (a later error reports what was sent; any
+ * number of iovecs up to IOV_MAX), and the multishot receives fill core's
+ * pool buffers with IORING_CQE_F_BUFFER, the buffer id in the upper 16 bits
+ * and IORING_CQE_F_MORE on all but the final completion, -ENOBUFS (final)
+ * when the pool is empty.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +35,8 @@
 /* Completions a multishot operation posts per readiness before it lets the
  * other descriptors have their turn (re-arming reports it again at once). */
 #define EMU_BATCH 32
+/* iovecs of a SENDMSG's rest copied on the stack (more: on the heap). */
+#define EMU_IOV_LOCAL 64
 
 static bool would_block(void)
 {
@@ -187,8 +191,44 @@ static enum giong__emu_state recvmsg_select(struct giong__worker *w, struct gion
 	return wait_for(op, sqe->fd, EPOLLIN);
 }
 
+/* sendmsg(2) of what @m has past its first @sent bytes (MSG_WAITALL goes on
+ * after a short send). The caller's iovecs stay as they are: the rest is a
+ * copy, on the stack up to EMU_IOV_LOCAL iovecs, else on the heap (up to
+ * the IOV_MAX the kernel takes). Returns sendmsg's result (-1 and errno), or
+ * -2 if the copy could not be made. */
+static ssize_t sendmsg_rest(int fd, const struct msghdr *m, uint64_t sent, int flags)
+{
+	struct iovec local[EMU_IOV_LOCAL], *rest = local;
+	struct msghdr mh = *m;
+	size_t k = 0, n;
+	ssize_t r;
+	int err;
+
+	if (!sent)
+		return sendmsg(fd, m, flags);
+	while (k < m->msg_iovlen && sent >= m->msg_iov[k].iov_len)
+		sent -= m->msg_iov[k++].iov_len;
+	n = m->msg_iovlen - k;
+	if (n > EMU_IOV_LOCAL && !(rest = malloc(n * sizeof(*rest))))
+		return -2;
+	if (n) {
+		memcpy(rest, m->msg_iov + k, n * sizeof(*rest));
+		rest[0].iov_base = (char *)rest[0].iov_base + sent;
+		rest[0].iov_len -= sent;
+	}
+	mh.msg_iov = rest;
+	mh.msg_iovlen = n;
+	r = sendmsg(fd, &mh, flags);
+	err = errno;
+	if (rest != local)
+		free(rest);
+	errno = err;
+	return r;
+}
+
 /* SEND and SENDMSG; with MSG_WAITALL until every byte is sent, op->done
- * counting what is. */
+ * counting what is. Without it, what the call took (a short count), as
+ * io_uring completes it. */
 static enum giong__emu_state send_op(struct giong__worker *w, struct giong__emu_op *op)
 {
 	struct io_uring_sqe *sqe = &op->sqe;
@@ -203,28 +243,10 @@ static enum giong__emu_state send_op(struct giong__worker *w, struct giong__emu_
 			r = send(sqe->fd, (const char *)(uintptr_t)sqe->addr + op->done,
 				 sqe->len - op->done, flags);
 		} else {
-			const struct msghdr *m = (const struct msghdr *)(uintptr_t)sqe->addr;
-			struct iovec local[64];
-			struct msghdr mh = *m;
-			uint64_t skip = op->done;
-			size_t k = 0;
-
-			/* Past what is sent: the caller's iovecs stay as they are. */
-			while (k < m->msg_iovlen && skip >= m->msg_iov[k].iov_len)
-				skip -= m->msg_iov[k++].iov_len;
-			if (op->done && m->msg_iovlen - k <= 64) {
-				for (size_t j = k; j < m->msg_iovlen; j++)
-					local[j - k] = m->msg_iov[j];
-				if (m->msg_iovlen > k) {
-					local[0].iov_base = (char *)local[0].iov_base + skip;
-					local[0].iov_len -= skip;
-				}
-				mh.msg_iov = local;
-				mh.msg_iovlen = m->msg_iovlen - k;
-			} else if (op->done) {
-				return done(w, op, (int)op->done); /* rare: report a short send */
-			}
-			r = sendmsg(sqe->fd, &mh, flags);
+			r = sendmsg_rest(sqe->fd, (const struct msghdr *)(uintptr_t)sqe->addr,
+					 op->done, flags);
+			if (r == -2) /* no memory for the rest: what was sent */
+				return done(w, op, (int)op->done);
 		}
 		if (r < 0 && would_block())
 			return wait_for(op, sqe->fd, EPOLLOUT);
@@ -321,8 +343,19 @@ static enum giong__emu_state connect_op(struct giong__worker *w, struct giong__e
 		op->connecting = true;
 		return wait_for(op, sqe->fd, EPOLLOUT);
 	}
-	if (would_block()) /* a Unix socket's backlog is full: try again */
-		return wait_for(op, sqe->fd, EPOLLOUT);
+	if (would_block()) {
+		/* A Unix socket whose listener's backlog is full. No readiness
+		 * says when there is room (the socket itself is writable):
+		 * waiting for one would retry every turn. io_uring answers
+		 * -EAGAIN for a non-blocking socket, and for a blocking one a
+		 * kernel worker waits in connect(2): here, a helper thread
+		 * (cancelled as any pooled call: interrupted, -ECANCELED). */
+		if (!op->restore_block)
+			return connect_done(w, op, -EAGAIN);
+		connect_restore(op);
+		giong__emu_fs_blocking(w, sqe);
+		return GIONG__EMU_DONE;
+	}
 	return connect_done(w, op, -errno);
 }
 

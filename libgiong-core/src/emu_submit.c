@@ -13,8 +13,9 @@
  * ASYNC_CANCEL finds the waiting operation and completes it with -ECANCELED
  * (final, no IORING_CQE_F_MORE), and answers 0, the count (CANCEL_ALL),
  * or -ENOENT when the operation had already completed: io_uring's results.
- * A call in the helper-thread pool (emu_fs.c) answers as io_uring does for
- * one its kernel workers hold: 0 if it had not started (it completes with
+ * A call in the helper-thread pool (emu_fs.c), found by user_data or, if it
+ * works on a file, by descriptor, answers as io_uring does for one its
+ * kernel workers hold: 0 if it had not started (it completes with
  * -ECANCELED), -EALREADY if a helper runs it (interrupted if it waits
  * interruptibly; it keeps its memory and completes when the helper
  * returns), -ENOENT if it finished and its completion is on its way.
@@ -93,6 +94,52 @@ static void cancel_one(struct giong__worker *w, struct giong__emu_op *op)
 	free(op);
 }
 
+/* The opcodes of pooled calls that work on a file of their SQE's fd, the
+ * ones io_uring's cancel by descriptor matches (it compares the request's
+ * file): not the path calls, whose fd is only where a path starts. */
+static bool pooled_on_fd(const struct io_uring_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case IORING_OP_READ:
+	case IORING_OP_READV:
+	case IORING_OP_WRITE:
+	case IORING_OP_WRITEV:
+	case IORING_OP_FSYNC:
+	case IORING_OP_FALLOCATE:
+	case IORING_OP_SPLICE:
+	case IORING_OP_CONNECT:
+	case GIONG__EMU_OP_FTRUNCATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Cancel by descriptor of the calls on @fd in the helper-thread pool, in
+ * submission order, the first only unless @all; *@found counts those that
+ * were cancelled or interrupted (not those finished already, -ENOENT).
+ * Returns the first one's answer if not @all (0 or -EALREADY), else 0. */
+static int cancel_pooled_fd(struct giong__worker *w, int fd, bool all, int *found)
+{
+	struct giong__list_node *n, *next;
+
+	for (n = w->emu.pooled.first; n; n = next) {
+		struct giong__emu_op *op = giong__container_of(n, struct giong__emu_op, link);
+		int r;
+
+		next = n->next; /* a cancel never unlinks: done() does, at the reap */
+		if (op->sqe.fd != fd || !pooled_on_fd(&op->sqe))
+			continue;
+		r = giong__emu_fs_cancel(w, op);
+		if (r == -ENOENT)
+			continue;
+		(*found)++;
+		if (!all)
+			return r;
+	}
+	return 0;
+}
+
 static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
 {
 	struct giong__emu *e = &w->emu;
@@ -110,6 +157,18 @@ static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
 			}
 			/* Nothing waits on it: no need to hear from it again. */
 			giong__emu_fd_closing(w, sqe->fd);
+		}
+		if (sqe->fd >= 0 && (all || !found)) {
+			/* The calls a helper holds or will run, as io_uring's
+			 * cancel reaches its kernel workers' (-EALREADY for one
+			 * running: interrupted if it can be, it completes when
+			 * its helper returns). */
+			int r = cancel_pooled_fd(w, sqe->fd, all, &found);
+
+			if (!all && found) {
+				giong__emu_post(w, sqe->user_data, r, 0);
+				return;
+			}
 		}
 	} else {
 		/* By user_data: the slab (op.c) sits above and cannot point

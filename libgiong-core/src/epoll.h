@@ -35,6 +35,9 @@
 
 struct giong__worker;
 
+/* IORING_OP_FTRUNCATE (Linux 6.9): liburing 2.3 does not name it. */
+#define GIONG__EMU_OP_FTRUNCATE 55
+
 /* One operation waiting for readiness. Owned by the emulator from its
  * submission to its final completion; the memory the SQE names (buffers,
  * msghdr, iovecs, addresses) stays the submitter's, lent until then, as on
