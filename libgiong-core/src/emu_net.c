@@ -445,6 +445,14 @@ enum giong__emu_state giong__emu_net_try(struct giong__worker *w, struct giong__
 	return done(w, op, r < 0 ? -errno : (int)r);
 }
 
+int giong__emu_net_partial(const struct giong__emu_op *op, int err)
+{
+	/* op->done counts bytes only for the sends (ACCEPT uses it as a flag). */
+	bool send = op->sqe.opcode == IORING_OP_SEND || op->sqe.opcode == IORING_OP_SENDMSG;
+
+	return send && op->done ? (int)op->done : err;
+}
+
 void giong__emu_net_abort(struct giong__emu_op *op)
 {
 	if (op->sqe.opcode == IORING_OP_CONNECT)

@@ -11,7 +11,8 @@
  * does for the ring's CQEs.
  *
  * ASYNC_CANCEL finds the waiting operation and completes it with -ECANCELED
- * (final, no IORING_CQE_F_MORE), and answers 0, the count (CANCEL_ALL),
+ * (final, no IORING_CQE_F_MORE; a MSG_WAITALL send that sent a part: that
+ * count, as io_uring does), and answers 0, the count (CANCEL_ALL),
  * or -ENOENT when the operation had already completed: io_uring's results.
  * A call in the helper-thread pool (emu_fs.c), found by user_data or, if it
  * works on a file, by descriptor, answers as io_uring does for one its
@@ -60,7 +61,8 @@ static void waiter_park(struct giong__worker *w, struct giong__emu_op *op)
 
 	if (!d || !giong__emu_slot_set(w, op->sqe.user_data, op)) {
 		giong__emu_net_abort(op);
-		giong__emu_post(w, op->sqe.user_data, op->wait_fd < 0 ? -EBADF : -ENOMEM, 0);
+		giong__emu_post(w, op->sqe.user_data,
+				giong__emu_net_partial(op, op->wait_fd < 0 ? -EBADF : -ENOMEM), 0);
 		free(op);
 		return;
 	}
@@ -71,7 +73,7 @@ static void waiter_park(struct giong__worker *w, struct giong__emu_op *op)
 		/* Not pollable (EPERM: a regular file), or gone (EBADF). */
 		waiter_unlink(w, op);
 		giong__emu_net_abort(op);
-		giong__emu_post(w, op->sqe.user_data, err, 0);
+		giong__emu_post(w, op->sqe.user_data, giong__emu_net_partial(op, err), 0);
 		free(op);
 	}
 }
@@ -86,11 +88,13 @@ static void retry(struct giong__worker *w, struct giong__emu_op *op)
 		waiter_park(w, op);
 }
 
+/* A send that had sent part of its bytes (MSG_WAITALL) completes with that
+ * count, as io_uring's io_sendrecv_fail() reports it, not -ECANCELED. */
 static void cancel_one(struct giong__worker *w, struct giong__emu_op *op)
 {
 	waiter_unlink(w, op);
 	giong__emu_net_abort(op);
-	giong__emu_post(w, op->sqe.user_data, -ECANCELED, 0);
+	giong__emu_post(w, op->sqe.user_data, giong__emu_net_partial(op, -ECANCELED), 0);
 	free(op);
 }
 

@@ -143,6 +143,10 @@ void giong__emu_fs_kick(struct giong__worker *w);
 
 /* emu_net.c: start or retry a readiness-driven operation. */
 enum giong__emu_state giong__emu_net_try(struct giong__worker *w, struct giong__emu_op *op);
+/* The result of @op ending early with @err (cancelled, or it cannot wait):
+ * a SEND or SENDMSG that sent part of its bytes (MSG_WAITALL) reports that
+ * count, as io_uring does (io_sendrecv_fail()); any other, @err. */
+int giong__emu_net_partial(const struct giong__emu_op *op, int err);
 /* The operation ends without completing (cancelled): undo what it changed
  * on its descriptor (a connect's O_NONBLOCK). */
 void giong__emu_net_abort(struct giong__emu_op *op);

@@ -8,7 +8,9 @@
  *     order; without, it returns what the first call took;
  *   - CONNECT of a Unix socket whose listener's backlog is full: a blocking
  *     socket waits, without spinning, until the listener accepts (0), or
- *     until its deadline (-ETIMEDOUT); a non-blocking one answers -EAGAIN.
+ *     until its deadline (-ETIMEDOUT); a non-blocking one answers -EAGAIN;
+ *   - SEND and SENDMSG with MSG_WAITALL cancelled (a deadline) after a part
+ *     was sent: the count sent, not -ECANCELED.
  */
 #include <limits.h>
 #include <liburing.h>
@@ -163,6 +165,96 @@ static void test_sendmsg_200_iovecs_short(void **state)
 	big_send(200, 1000, false);
 }
 
+/* ---------------------------------------- a cancelled MSG_WAITALL send */
+
+#define PART_LEN (4u << 20) /* far more than a socketpair's buffer takes */
+
+struct part_send {
+	int sv[2];
+	unsigned char *data;
+};
+
+/* What the peer has queued, read without waiting. */
+static size_t drain_now(int fd)
+{
+	static char buf[65536];
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		got += (size_t)n;
+	return got;
+}
+
+static int send_by(int fd, const void *data, size_t len, bool msg, unsigned ms)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+	struct iovec iov = {(void *)data, len};
+	struct msghdr mh;
+	uint64_t saved;
+	int r;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (msg)
+		io_uring_prep_sendmsg(sqe, fd, &mh, MSG_WAITALL);
+	else
+		io_uring_prep_send(sqe, fd, data, len, MSG_WAITALL);
+	saved = giong_deadline_in(ms);
+	r = giong_io(sqe);
+	giong_deadline_restore(saved);
+	return r;
+}
+
+/* Nobody reads: the send fills the socket and waits for room, until its
+ * deadline cancels it. io_uring completes it with what it sent (its
+ * io_sendrecv_fail() reports done_io), not -ECANCELED, and giong_io()
+ * keeps a result that says the operation ran; -ETIMEDOUT only if nothing
+ * was sent. */
+static void part_send_main(unsigned w, void *arg)
+{
+	struct part_send *p = arg;
+
+	(void)w;
+	for (int msg = 0; msg < 2; msg++) {
+		int r = send_by(p->sv[0], p->data, PART_LEN, msg, 50);
+
+		gt_check_true(r > 0 && (unsigned)r < PART_LEN);
+		gt_check_int_equal(drain_now(p->sv[1]), r);
+	}
+	/* The socket full before the send begins: nothing sent. */
+	while (send(p->sv[0], p->data, 65536, MSG_DONTWAIT) > 0)
+		;
+	gt_check_int_equal(send_by(p->sv[0], p->data, PART_LEN, false, 30), -ETIMEDOUT);
+	gt_check_int_equal(send_by(p->sv[0], p->data, PART_LEN, true, 30), -ETIMEDOUT);
+}
+
+static void part_send_reset(void *arg)
+{
+	struct part_send *p = arg;
+
+	if (p->data) {
+		close(p->sv[0]);
+		close(p->sv[1]);
+	}
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->sv), 0);
+}
+
+static void test_cancelled_waitall_send_reports_sent(void **state)
+{
+	struct part_send p = {.data = NULL};
+
+	(void)state;
+	part_send_reset(&p);
+	p.data = calloc(1, PART_LEN);
+	assert_non_null(p.data);
+	run_tiers(part_send_main, &p, part_send_reset);
+	close(p.sv[0]);
+	close(p.sv[1]);
+	free(p.data);
+}
+
 /* ------------------------------------------------------------ CONNECT */
 
 struct full {
@@ -303,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_sendmsg_iov_max_waitall),
 		cmocka_unit_test(test_sendmsg_200_iovecs_short),
 		cmocka_unit_test(test_connect_full_backlog),
+		cmocka_unit_test(test_cancelled_waitall_send_reports_sent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
