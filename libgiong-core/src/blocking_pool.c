@@ -90,26 +90,29 @@ static struct giong__blocking_job *job_of(struct giong__list_node *n)
 	return giong__list_entry(n, struct giong__blocking_job, link);
 }
 
-/* Under the lock: @job is finished; put it on its port's list. Returns the
- * eventfd to write once the lock is released, or -1 (the list was not
- * empty: the owner has a wake coming and has not reaped yet). */
-static int finish_locked(struct giong__bpool *p, struct giong__blocking_job *job)
+/* Under the lock: @job is finished; put it on its port's list and, if @wake
+ * and the list was empty (else the owner has a wake coming and has not
+ * reaped yet), write the port's eventfd.
+ *
+ * The write is made under the lock, not after it: a port is re-bound under
+ * the lock (giong__emu_fini() hands its port to the mailbox's eventfd, then
+ * closes its own), so a number read here and written after unlocking could
+ * name a descriptor closed meanwhile and reused, and 8 bytes would land in
+ * someone else's file. Every port's eventfd is EFD_NONBLOCK (the epoll
+ * tier's and the mailbox's): the write never waits (EAGAIN only at a
+ * counter near 2^64, when a wake is due anyway), so the lock is held for
+ * one system call more, once per empty-to-not-empty transition. */
+static void finish_locked(struct giong__bpool *p, struct giong__blocking_job *job, bool wake)
 {
 	struct bpool_port *pt = &p->ports[job->port];
 	bool was_empty = giong__list_empty(&pt->done);
+	uint64_t one = 1;
 
 	job->state = JOB_FINISHED;
 	giong__list_push_back(&pt->done, &job->link);
 	atomic_store_explicit(&pt->pending, true, memory_order_release);
-	return was_empty ? pt->efd : -1;
-}
-
-static void wake(int efd)
-{
-	uint64_t one = 1;
-
-	if (efd >= 0) {
-		ssize_t r = write(efd, &one, sizeof(one));
+	if (wake && was_empty && pt->efd >= 0) {
+		ssize_t r = write(pt->efd, &one, sizeof(one));
 		(void)r; /* EAGAIN: the counter is already non-zero, a wake is due */
 	}
 }
@@ -130,7 +133,6 @@ static void *helper_main(void *arg)
 	for (;;) {
 		struct giong__blocking_job *job;
 		long res;
-		int efd;
 
 		while (giong__list_empty(&p->queue) && !p->stopping) {
 			p->idle++;
@@ -150,12 +152,7 @@ static void *helper_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		job->res = res;
 		p->ran++;
-		efd = finish_locked(p, job);
-		if (efd >= 0) {
-			pthread_mutex_unlock(&p->lock);
-			wake(efd);
-			pthread_mutex_lock(&p->lock);
-		}
+		finish_locked(p, job, true);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -251,7 +248,7 @@ int giong__bpool_submit(struct giong__bpool *p, unsigned port, struct giong__blo
 
 int giong__bpool_cancel(struct giong__bpool *p, struct giong__blocking_job *job)
 {
-	int ret, efd = -1;
+	int ret;
 
 	if (!p || !job)
 		return -EINVAL;
@@ -262,7 +259,9 @@ int giong__bpool_cancel(struct giong__bpool *p, struct giong__blocking_job *job)
 		p->queued--;
 		p->cancels++;
 		job->res = -ECANCELED;
-		efd = finish_locked(p, job);
+		/* The owner is the caller, awake; the wake keeps a loop that
+		 * reaps only on its eventfd from missing the completion. */
+		finish_locked(p, job, true);
 		ret = 0;
 		break;
 	case JOB_RUNNING:
@@ -280,9 +279,6 @@ int giong__bpool_cancel(struct giong__bpool *p, struct giong__blocking_job *job)
 		break;
 	}
 	pthread_mutex_unlock(&p->lock);
-	/* The owner is the caller, awake; the wake keeps a loop that reaps only
-	 * on its eventfd from missing the completion. */
-	wake(efd);
 	return ret;
 }
 
@@ -361,7 +357,7 @@ void giong__bpool_free(struct giong__bpool *p)
 		p->queued--;
 		p->cancels++;
 		job->res = -ECANCELED;
-		(void)finish_locked(p, job);
+		finish_locked(p, job, false);
 	}
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);

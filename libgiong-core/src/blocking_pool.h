@@ -124,11 +124,13 @@ struct giong__blocking_job {
  * completing into @nports ports. Starts no thread. A port must be bound
  * before a job is submitted through it. 0 or -EINVAL, -ENOMEM. */
 int giong__bpool_new(unsigned max_threads, unsigned nports, struct giong__bpool **ret);
-/* Port @port's completions wake @efd (an eventfd, not owned: it must stay
- * open while bound, and the last one bound until the pool is freed). One
- * write when its completed list goes from empty to not empty; the reader
- * reaps after every wake. May re-bind a port at any time (the epoll tier
- * binds its own eventfd, and the mailbox's back at its end). */
+/* Port @port's completions wake @efd (an EFD_NONBLOCK eventfd, not owned:
+ * it must stay open while bound, and the last one bound until the pool is
+ * freed). One write, made under the pool's lock, when its completed list
+ * goes from empty to not empty; the reader reaps after every wake. May
+ * re-bind a port at any time (the epoll tier binds its own eventfd, and the
+ * mailbox's back at its end); once this returns, the old eventfd is never
+ * written again and may be closed. */
 void giong__bpool_bind(struct giong__bpool *p, unsigned port, int efd);
 /* Queue @job (fn and done set) to complete into @port; starts a thread if
  * none is idle and the cap allows. 0; -EINVAL for a bad argument; -ESHUTDOWN
