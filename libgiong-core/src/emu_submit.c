@@ -220,12 +220,16 @@ static void submit_one(struct giong__worker *w, const struct io_uring_sqe *sqe)
 }
 
 /* Retry the waiters of the descriptor epoll reported with @events. The
- * registration is one-shot: it is disarmed now, re-armed if some remain. */
+ * registration is one-shot: it is disarmed now, re-armed if some remain.
+ *
+ * e->fds is read afresh after every retry, never through a pointer kept
+ * across one: a retried operation may park on another descriptor (a SPLICE
+ * on its other end), whose record may grow, and so move, the table. The
+ * nodes themselves are the operations' own memory and do not move. */
 static void ready(struct giong__worker *w, int fd, uint32_t events)
 {
 	struct giong__emu *e = &w->emu;
 	struct giong__list_node *n, *next, *last;
-	struct giong__list *l;
 
 	if (fd == e->wake_efd) {
 		/* The pool's wake: taken here (its registration is level-
@@ -238,12 +242,11 @@ static void ready(struct giong__worker *w, int fd, uint32_t events)
 	}
 	if (fd < 0 || (unsigned)fd >= e->nfds)
 		return;
-	l = &e->fds[fd].waiters;
 	e->fds[fd].armed = 0;
 	/* Only those parked before this turn: a retried one that parks again
 	 * goes to the tail and waits for the next report. */
-	last = l->last;
-	for (n = l->first; n; n = next) {
+	last = e->fds[fd].waiters.last;
+	for (n = e->fds[fd].waiters.first; n; n = next) {
 		struct giong__emu_op *op = giong__container_of(n, struct giong__emu_op, link);
 		bool stop = n == last;
 
@@ -253,10 +256,10 @@ static void ready(struct giong__worker *w, int fd, uint32_t events)
 		if (stop)
 			break;
 	}
-	if (l->first && giong__emu_arm(w, fd) < 0) {
+	if (e->fds[fd].waiters.first && giong__emu_arm(w, fd) < 0) {
 		/* The descriptor is gone under its waiters: fail them. */
-		while (l->first)
-			cancel_one(w, giong__container_of(l->first, struct giong__emu_op, link));
+		while ((n = e->fds[fd].waiters.first))
+			cancel_one(w, giong__container_of(n, struct giong__emu_op, link));
 	}
 }
 

@@ -10,8 +10,11 @@
  *     socket waits, without spinning, until the listener accepts (0), or
  *     until its deadline (-ETIMEDOUT); a non-blocking one answers -EAGAIN;
  *   - SEND and SENDMSG with MSG_WAITALL cancelled (a deadline) after a part
- *     was sent: the count sent, not -ECANCELED.
+ *     was sent: the count sent, not -ECANCELED;
+ *   - SPLICE from a pipe to a socket whose number is beyond the epoll tier's
+ *     descriptor table, waiting first on the one, then on the other.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -255,6 +258,96 @@ static void test_cancelled_waitall_send_reports_sent(void **state)
 	free(p.data);
 }
 
+/* ---------------------------------------- SPLICE to a high descriptor */
+
+#define HIGH_FD 900 /* beyond the epoll tier's first descriptor table (64) */
+
+struct high_splice {
+	int pipe[2], sv[2];
+	size_t filled; /* what the feeder read off the full socket */
+};
+
+/* Makes the pipe readable while the socket is still full (the splice moves
+ * from waiting on its input to waiting on its output, HIGH_FD), then room
+ * in the socket. A task (see drain_peer()). */
+static intptr_t high_feeder(void *arg)
+{
+	struct high_splice *h = arg;
+
+	giong_sleep_ms(20);
+	if (write(h->pipe[1], "hello", 5) != 5)
+		return -1;
+	giong_sleep_ms(20);
+	h->filled = drain_now(h->sv[1]);
+	return 0;
+}
+
+/* On the epoll tier the splice's wait moves to HIGH_FD while its input's
+ * waiters are being retried: the descriptor table grows (realloc) under
+ * that loop, which must not keep a pointer into the old one (valgrind and
+ * ASan see it). */
+static void high_splice_main(unsigned w, void *arg)
+{
+	struct high_splice *h = arg;
+	struct io_uring_sqe *sqe;
+	struct giong_task *t;
+	intptr_t end = -1;
+	uint64_t saved;
+	size_t sent = 0;
+	ssize_t n;
+	int r;
+
+	(void)w;
+	while ((n = send(HIGH_FD, h, sizeof(*h), MSG_DONTWAIT)) > 0)
+		sent += (size_t)n;
+	gt_check_int_equal(giong_spawn(high_feeder, h, &t), 0);
+	sqe = giong_sqe();
+	io_uring_prep_splice(sqe, h->pipe[0], -1, HIGH_FD, -1, 5, 0);
+	saved = giong_deadline_in(5000);
+	r = giong_io(sqe);
+	giong_deadline_restore(saved);
+	gt_check_int_equal(r, 5);
+	gt_check_int_equal(giong_join(t, &end), 0);
+	gt_check_int_equal(end, 0);
+	/* The feeder's drain may have taken the spliced bytes too. */
+	gt_check_int_equal(h->filled + drain_now(h->sv[1]), sent + 5);
+}
+
+static void high_splice_reset(void *arg)
+{
+	struct high_splice *h = arg;
+
+	if (h->sv[0] > 0) {
+		close(h->sv[0]);
+		close(h->sv[1]);
+		close(h->pipe[0]);
+		close(h->pipe[1]);
+		close(HIGH_FD);
+	}
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, h->sv), 0);
+	assert_int_equal(pipe2(h->pipe, O_CLOEXEC), 0);
+	assert_int_equal(dup2(h->sv[0], HIGH_FD), HIGH_FD);
+	h->filled = 0;
+}
+
+static void test_splice_to_high_fd(void **state)
+{
+	struct high_splice h = {.sv = {-1, -1}};
+	int fds_before = gt_count_fds();
+
+	(void)state;
+	if (gt_raise_nofile(HIGH_FD + 1) <= HIGH_FD)
+		skip();
+	run_tiers(high_splice_main, &h, high_splice_reset);
+	high_splice_reset(&h); /* closes them, opens new ones */
+	close(h.sv[0]);
+	close(h.sv[1]);
+	close(h.pipe[0]);
+	close(h.pipe[1]);
+	close(HIGH_FD);
+	assert_int_equal(gt_count_fds(), fds_before);
+}
+
 /* ------------------------------------------------------------ CONNECT */
 
 struct full {
@@ -396,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_sendmsg_200_iovecs_short),
 		cmocka_unit_test(test_connect_full_backlog),
 		cmocka_unit_test(test_cancelled_waitall_send_reports_sent),
+		cmocka_unit_test(test_splice_to_high_fd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
