@@ -98,6 +98,19 @@ static void cancel_one(struct giong__worker *w, struct giong__emu_op *op)
 	free(op);
 }
 
+/* @fd still has waiters: arm it for what they want. If that fails, the
+ * descriptor is gone under them: fail them (-ECANCELED, or a partial
+ * send's count). */
+static void rearm_or_fail(struct giong__worker *w, int fd)
+{
+	struct giong__list_node *n;
+
+	if (giong__emu_arm(w, fd) < 0) {
+		while ((n = w->emu.fds[fd].waiters.first))
+			cancel_one(w, giong__container_of(n, struct giong__emu_op, link));
+	}
+}
+
 /* The opcodes of pooled calls that work on a file of their SQE's fd, the
  * ones io_uring's cancel by descriptor matches (it compares the request's
  * file): not the path calls, whose fd is only where a path starts. */
@@ -159,8 +172,14 @@ static void cancel(struct giong__worker *w, const struct io_uring_sqe *sqe)
 				cancel_one(w, giong__container_of(n, struct giong__emu_op, link));
 				found++;
 			}
-			/* Nothing waits on it: no need to hear from it again. */
-			giong__emu_fd_closing(w, sqe->fd);
+			/* Nothing waits on it: no need to hear from it again.
+			 * Without CANCEL_ALL others may still wait (only the
+			 * first was taken): they keep hearing it, re-armed for
+			 * what they want. */
+			if (!e->fds[sqe->fd].waiters.first)
+				giong__emu_fd_closing(w, sqe->fd);
+			else
+				rearm_or_fail(w, sqe->fd);
 		}
 		if (sqe->fd >= 0 && (all || !found)) {
 			/* The calls a helper holds or will run, as io_uring's
@@ -256,11 +275,8 @@ static void ready(struct giong__worker *w, int fd, uint32_t events)
 		if (stop)
 			break;
 	}
-	if (e->fds[fd].waiters.first && giong__emu_arm(w, fd) < 0) {
-		/* The descriptor is gone under its waiters: fail them. */
-		while ((n = e->fds[fd].waiters.first))
-			cancel_one(w, giong__container_of(n, struct giong__emu_op, link));
-	}
+	if (e->fds[fd].waiters.first)
+		rearm_or_fail(w, fd);
 }
 
 int giong__emu_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout_ms)
