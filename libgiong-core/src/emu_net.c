@@ -359,16 +359,22 @@ static enum giong__emu_state connect_op(struct giong__worker *w, struct giong__e
 	return connect_done(w, op, -errno);
 }
 
+/* POLL_ADD: poll(2)'s answer. io_uring listens for POLLERR, POLLHUP,
+ * POLLNVAL and POLLRDHUP whatever the mask (its IO_POLL_UNMASK): poll(2)
+ * reports the first three by itself, POLLRDHUP is added. The whole mask
+ * is what the operation waits for (POLLRDNORM, POLLWRBAND...): poll(2)'s
+ * bits and epoll's have the same values, and epoll reports ERR and HUP
+ * whatever it is asked. */
 static enum giong__emu_state poll_op(struct giong__worker *w, struct giong__emu_op *op)
 {
-	unsigned mask = op->sqe.poll32_events & 0xffff;
+	unsigned mask = (op->sqe.poll32_events & 0xffff) | POLLRDHUP;
 	struct pollfd p = {op->sqe.fd, (short)mask, 0};
 
 	if (poll(&p, 1, 0) < 0)
 		return done(w, op, -errno);
 	if (p.revents)
-		return done(w, op, p.revents);
-	return wait_for(op, op->sqe.fd, (mask & (EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP)));
+		return done(w, op, (unsigned short)p.revents);
+	return wait_for(op, op->sqe.fd, mask);
 }
 
 /* SPLICE between a pipe and a socket or another pipe. With an input offset

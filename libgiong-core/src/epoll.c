@@ -197,11 +197,16 @@ int giong__emu_arm(struct giong__worker *w, int fd)
 	struct giong__emu *e = &w->emu;
 	struct giong__emu_fd *d = &e->fds[fd];
 	struct epoll_event ev;
-	uint32_t want = 0;
+	/* Never 0 once registered: a waiter that wants none of IN, OUT, PRI,
+	 * RDHUP (a POLL_ADD of POLLHUP) still hears ERR and HUP, which epoll
+	 * reports whatever it is asked. */
+	uint32_t want = EPOLLERR | EPOLLHUP;
 
+	if (!d->waiters.first)
+		return 0;
 	for (struct giong__list_node *n = d->waiters.first; n; n = n->next)
 		want |= giong__container_of(n, struct giong__emu_op, link)->want;
-	if (!want || (d->armed & want) == want)
+	if ((d->armed & want) == want)
 		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.events = want | EPOLLONESHOT;

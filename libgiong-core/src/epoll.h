@@ -46,10 +46,10 @@ struct giong__emu_op {
 	struct io_uring_sqe sqe;      /* a copy: the SQ slot is reused at once */
 	struct giong__list_node link; /* in the waiter list of fd wait_fd */
 	int wait_fd;                  /* the descriptor whose readiness it waits for */
-	uint32_t want;                /* EPOLLIN and/or EPOLLOUT (POLL_ADD: its mask) */
-	uint64_t done;                /* SEND/SENDMSG with MSG_WAITALL: bytes sent so far */
-	bool connecting;              /* CONNECT: connect(2) answered EINPROGRESS */
-	bool restore_block;           /* CONNECT: O_NONBLOCK was set by us, to clear */
+	uint32_t want;      /* EPOLLIN and/or EPOLLOUT (POLL_ADD: its mask, RDHUP added) */
+	uint64_t done;      /* SEND/SENDMSG with MSG_WAITALL: bytes sent so far */
+	bool connecting;    /* CONNECT: connect(2) answered EINPROGRESS */
+	bool restore_block; /* CONNECT: O_NONBLOCK was set by us, to clear */
 	/* Inside a struct giong__emu_job (a call run by a helper thread):
 	 * link is then on emu.pooled, not on a descriptor's list. */
 	bool pooled;

@@ -6,7 +6,10 @@
  *
  *   - a cancel by descriptor without IORING_ASYNC_CANCEL_ALL takes one of
  *     two operations waiting on a socket (a POLL_ADD and a RECV); the other
- *     still completes when the socket becomes readable.
+ *     still completes when the socket becomes readable;
+ *   - POLL_ADD of a mask with none of POLLIN, POLLOUT, POLLPRI, POLLRDHUP
+ *     (POLLHUP alone, POLLRDNORM alone) completes: POLLHUP (and POLLRDHUP)
+ *     when the peer closes, POLLRDNORM when it writes.
  */
 #include <liburing.h>
 #include <poll.h>
@@ -107,10 +110,55 @@ static void test_cancel_by_fd_leaves_the_other(void **state)
 	run_tiers(cancel_one_main);
 }
 
+static intptr_t closer(void *arg)
+{
+	struct pair *p = arg;
+
+	giong_sleep_ms(10);
+	close(p->sv[1]);
+	p->sv[1] = -1;
+	return 0;
+}
+
+static intptr_t writer(void *arg)
+{
+	struct pair *p = arg;
+
+	giong_sleep_ms(10);
+	return write(p->sv[1], "x", 1);
+}
+
+static void hup_main(unsigned w, void *arg)
+{
+	struct pair *p = arg;
+	struct giong_task *t;
+	intptr_t wrote = 0;
+
+	(void)w;
+	/* Readable, asked for POLLRDNORM only: the kernel's poll reports it. */
+	gt_check_int_equal(giong_spawn(writer, p, &t), 0);
+	gt_check_int_equal(giong_poll(p->sv[0], POLLRDNORM, WAIT_MS), POLLRDNORM);
+	gt_check_int_equal(giong_join(t, &wrote), 0);
+	gt_check_int_equal(wrote, 1);
+	gt_check_int_equal(read(p->sv[0], p->buf, 1), 1);
+	/* POLLHUP alone: the peer's close, reported whatever the mask, with
+	 * POLLRDHUP, which io_uring also always listens for (IO_POLL_UNMASK). */
+	gt_check_int_equal(giong_spawn(closer, p, &t), 0);
+	gt_check_int_equal(giong_poll(p->sv[0], POLLHUP, WAIT_MS), POLLHUP | POLLRDHUP);
+	gt_check_int_equal(giong_join(t, NULL), 0);
+}
+
+static void test_poll_without_in_or_out(void **state)
+{
+	(void)state;
+	run_tiers(hup_main);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel_by_fd_leaves_the_other),
+		cmocka_unit_test(test_poll_without_in_or_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
