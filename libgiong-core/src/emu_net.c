@@ -400,8 +400,17 @@ static enum giong__emu_state splice_op(struct giong__worker *w, struct giong__em
 		return wait_for(op, out, EPOLLOUT);
 	r = splice(in, NULL, out, (int64_t)sqe->off == -1 ? NULL : (loff_t *)&sqe->off, sqe->len,
 		   (sqe->splice_flags & ~SPLICE_F_FD_IN_FIXED) | SPLICE_F_NONBLOCK);
-	if (r < 0 && would_block())
-		return wait_for(op, in, EPOLLIN);
+	if (r < 0 && would_block()) {
+		/* Either end may have refused (the output filled since the
+		 * look above): wait on the one not ready now. Waiting on the
+		 * input while it is still readable would be reported at once,
+		 * every turn, until the output drains. Both still ready (their
+		 * poll and the call disagree): the output, which refused what
+		 * a ready input offered. */
+		if (poll(p, 2, 0) >= 0 && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			return wait_for(op, in, EPOLLIN);
+		return wait_for(op, out, EPOLLOUT);
+	}
 	return done(w, op, r < 0 ? -errno : (int)r);
 }
 
