@@ -120,10 +120,14 @@ cmake_variant() {
 }
 
 # ctest_variant NAME: the suite under qemu (the epoll tier); the no-ring tests must have run
-# and passed.
+# and passed. Left out: core.epoll_reads, which finds its helper threads inside a system call
+# through /proc/PID/task/*/syscall: under qemu-user that file shows the emulator's own
+# (x86-64) calls, never the program's AArch64 ones (it runs on x86-64, and on the epoll tier
+# under ASan and TSan there).
 ctest_variant() {
 	local log=$B/$1.ctest.log t ok=0
-	ctest --test-dir "$B/$1" -j"$JOBS" --timeout "$TIMEOUT" --output-on-failure >"$log" 2>&1 ||
+	ctest --test-dir "$B/$1" -j"$JOBS" --timeout "$TIMEOUT" --output-on-failure \
+		-E '^core\.epoll_reads$' >"$log" 2>&1 ||
 		ok=1
 	grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$log" | sed 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: /      /'
 	for t in "${NO_RING_TESTS[@]}"; do
