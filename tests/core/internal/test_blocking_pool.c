@@ -550,6 +550,7 @@ static void test_runtime_pool(void **state)
  * has it completed (and its threads joined) by giong_runtime_free(). */
 struct leftover {
 	bool pool_at_start;
+	struct giong__worker *w;
 	struct tjob t;
 	atomic_int dones, started;
 };
@@ -561,6 +562,7 @@ static void leftover_main(unsigned w_index, void *arg)
 
 	(void)w_index;
 	l->pool_at_start = atomic_load(&w->rt->blocking) != NULL;
+	l->w = w;
 	tjob_init(&l->t, 9);
 	l->t.sleep_us = 30000;
 	l->t.done_count = &l->dones;
@@ -593,7 +595,11 @@ static void test_runtime_lazy_and_leftover(void **state)
 	assert_false(l.pool_at_start);
 	assert_int_equal(atomic_load(&l.dones), 1);
 	assert_int_equal(l.t.job.res, 9);
-	assert_null(l.t.done_worker); /* the thread freeing the runtime */
+	/* Done exactly once: on the thread freeing the runtime, or on the worker
+	 * if the job ended before the worker's loop did (every tier's loop reaps
+	 * the pool; the 6.1 guest's emulated CPUs under a fault plan took more
+	 * than the job's 30 ms to end the loop). */
+	assert_true(l.t.done_worker == NULL || l.t.done_worker == l.w);
 }
 
 int main(void)
