@@ -5,9 +5,9 @@
 # libgiong-core and its tests are cross-built by the project's CMake with
 # cmake/aarch64-linux-gnu.cmake (Debian's gcc-aarch64-linux-gnu, warnings as errors) against
 # Debian's arm64 liburing and libcmocka (their .debs unpacked into $B/sysroot: nothing arm64 is
-# installed), and run under qemu-aarch64-static. qemu-user has no io_uring, so the tests that
-# need a ring skip (exit 77: the ring runs on x86-64 and in scripts/check kernel); those that
-# need none must pass: core.context, core.stack_overflow, core.timer_wheel, core.error, and
+# installed), and run under qemu-aarch64-static. qemu-user has no io_uring (ENOSYS), so the
+# runtime's tests run on the epoll tier core falls back to, and all must pass; those that need
+# no ring must have run: core.context, core.stack_overflow, core.timer_wheel, core.error, and
 # the build.* hygiene tests (on the arm64 objects). Twice:
 #
 #   plain  the default flags
@@ -119,10 +119,15 @@ cmake_variant() {
 		{ grep -E -A5 'error|warning' "$B/$1.build.log" | head -40; return 1; }
 }
 
-# ctest_variant NAME: the suite under qemu; the no-ring tests must have run and passed.
+# ctest_variant NAME: the suite under qemu (the epoll tier); the no-ring tests must have run
+# and passed. Left out: core.epoll_reads, which finds its helper threads inside a system call
+# through /proc/PID/task/*/syscall: under qemu-user that file shows the emulator's own
+# (x86-64) calls, never the program's AArch64 ones (it runs on x86-64, and on the epoll tier
+# under ASan and TSan there).
 ctest_variant() {
 	local log=$B/$1.ctest.log t ok=0
-	ctest --test-dir "$B/$1" -j"$JOBS" --timeout "$TIMEOUT" --output-on-failure >"$log" 2>&1 ||
+	ctest --test-dir "$B/$1" -j"$JOBS" --timeout "$TIMEOUT" --output-on-failure \
+		-E '^core\.epoll_reads$' >"$log" 2>&1 ||
 		ok=1
 	grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$log" | sed 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: /      /'
 	for t in "${NO_RING_TESTS[@]}"; do
@@ -130,7 +135,7 @@ ctest_variant() {
 			{ echo "FAIL  core.$t did not pass ($log)"; ok=1; }
 	done
 	[ $ok -eq 0 ] || { grep -E -B2 -A30 'Failed|\*\*\*' "$log" | head -80; return 1; }
-	echo "pass  $1: $(grep -E 'tests passed' "$log"); skipped (need io_uring):" \
+	echo "pass  $1: $(grep -E 'tests passed' "$log"); skipped:" \
 		"$(grep -c '(Skipped)' "$log")"
 }
 

@@ -12,6 +12,9 @@
 #                     is read from "--port N" / "-p N" in CMD. Repeatable; each needs --name.
 #   --name NAME       the name of the preceding --server in the table
 #   --no-peers        do not run the built-in peers (epoll, uring_naive)
+#   --peers "LIST"    which built-in peers (default "epoll uring_naive"); also "giong"
+#                     (build/bin/echo --workers 1) and "giong-epoll" (the same with
+#                     GIONG_RING_TIER=epoll); GIONG_BIN: their directory
 #   --baseline NAME   ratios are to this server (default: epoll)
 #   --rounds R        interleaved rounds (default 3)
 #   --secs S          measured seconds per run (default 4), after --warmup W (default 0.5)
@@ -50,7 +53,7 @@ set_cmdline bench/load/echo_bench.sh "$@"
 
 rounds=3 secs=4 warmup=0.5 conns_list="1 50 1000" sizes_list="64 1024"
 syscalls=auto sys_secs=2 server_cpu=1 client_cpu=0 client_threads=1 port_base=7300
-baseline=epoll peers=1 raw_out="" retries=2 max_other=0.2 wait_quiet=0 rate=0
+baseline=epoll peers=1 peer_list="epoll uring_naive" raw_out="" retries=2 max_other=0.2 wait_quiet=0 rate=0
 names=() cmds=()
 
 while [[ $# -gt 0 ]]; do
@@ -60,25 +63,28 @@ while [[ $# -gt 0 ]]; do
 		[[ $# -ge 2 && ${#cmds[@]} -gt 0 ]] || die "--name must follow --server CMD"
 		names[${#names[@]}-1]=$2; shift 2 ;;
 	--no-peers) peers=0; shift ;;
+	--peers) peer_list=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--conns) conns_list=$2; shift 2 ;;
 	--sizes) sizes_list=$2; shift 2 ;;
 	--client-threads) client_threads=$2; shift 2 ;;
 	--rate) rate=$2; shift 2 ;;
 	--quick) rounds=1 secs=1.5 warmup=0.3 sys_secs=1; shift ;;
-	-h|--help) sed -n '3,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
 
-if [[ $peers -eq 1 ]]; then
-	cmds=("$BIN/epoll_echo {port}" "$BIN/uring_naive_echo {port}" "${cmds[@]}")
-	names=(epoll uring_naive "${names[@]}")
-fi
-[[ ${#cmds[@]} -gt 0 ]] || die "no server to run"
-for i in "${!names[@]}"; do
-	[[ -n ${names[$i]} ]] || die "--server '${cmds[$i]}' has no --name"
-done
+# peer_of NAME: the built-in peer's command in peer_cmd (add_peers)
+peer_of() {
+	case $1 in
+	epoll|uring_naive) peer_cmd="$BIN/${1}_echo {port}" ;;
+	giong|giong-epoll) giong_peer "$1" echo ;;
+	*) die "--peers: unknown peer '$1'" ;;
+	esac
+}
+[[ $peers -eq 1 ]] && add_peers "$peer_list"
+check_servers
 [[ -x $PINGPONG ]] || die "$PINGPONG is missing: run 'make -C bench/load' first"
 for t in taskset ss; do command -v $t >/dev/null || die "$t is required"; done
 

@@ -18,7 +18,8 @@
 #   --name NAME      the name of the preceding --server in the tables
 #   --no-peers       do not run the built-in peers (epoll, nginx, h2o)
 #   --peers "LIST"   which built-in peers (default "epoll nginx h2o"; those not installed are
-#                    skipped with a message)
+#                    skipped with a message); also "giong" (build/bin/http --workers 1) and
+#                    "giong-epoll" (the same with GIONG_RING_TIER=epoll); GIONG_BIN: their dir
 #   --baseline NAME  ratios are to this server (default: epoll)
 #   --rounds R       interleaved rounds (default 5)
 #   --secs S         measured seconds per run (default 4, whole seconds), after a warm-up
@@ -81,7 +82,7 @@ while [[ $# -gt 0 ]]; do
 	--cases) cases_opt=$2; shift 2 ;;
 	--idle) idle=$2; shift 2 ;;
 	--quick) rounds=1 secs=2 warmup=0 sys_secs=1 idle=2000; shift ;;
-	-h|--help) sed -n '3,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) take_opt "$@" || die "unknown option '$1' (--help)"; shift 2 ;;
 	esac
 done
@@ -106,25 +107,19 @@ fi
 # --- servers ----------------------------------------------------------------------------------
 # the scratch directory, removed at the end (HTTP_BENCH_KEEP=1 keeps it)
 make_work http_bench HTTP_BENCH_KEEP
-if [[ $peers -eq 1 ]]; then
-	pc=() pn=()
-	for p in $peer_list; do
-		case $p in
-		epoll)
-			[[ -x $BIN/epoll_http ]] || die "$BIN/epoll_http is missing: run 'make -C bench/load'"
-			pc+=("$BIN/epoll_http {port}") ;;
-		nginx|h2o) http_peer "$p" || continue; pc+=("$peer_cmd") ;;
-		*) die "--peers: unknown peer '$p'" ;;
-		esac
-		pn+=("$p")
-	done
-	cmds=("${pc[@]}" "${cmds[@]}")
-	names=("${pn[@]}" "${names[@]}")
-fi
-[[ ${#cmds[@]} -gt 0 ]] || die "no server to run"
-for i in "${!names[@]}"; do
-	[[ -n ${names[$i]} ]] || die "--server '${cmds[$i]}' has no --name"
-done
+# peer_of NAME: the built-in peer's command in peer_cmd (add_peers)
+peer_of() {
+	case $1 in
+	epoll)
+		[[ -x $BIN/epoll_http ]] || die "$BIN/epoll_http is missing: run 'make -C bench/load'"
+		peer_cmd="$BIN/epoll_http {port}" ;;
+	nginx|h2o) http_peer "$1" ;;
+	giong|giong-epoll) giong_peer "$1" http ;;
+	*) die "--peers: unknown peer '$1'" ;;
+	esac
+}
+[[ $peers -eq 1 ]] && add_peers "$peer_list"
+check_servers
 for t in taskset ss wrk; do command -v $t >/dev/null || die "$t is required"; done
 [[ $idle -eq 0 || -x $BIN/idle_conns ]] || die "$BIN/idle_conns is missing: run 'make -C bench/load'"
 

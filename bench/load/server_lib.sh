@@ -80,6 +80,41 @@ http_peer() {
 	peer_cmd="$HERE/http-peers/$1.sh {port} $WORK/$1"
 }
 
+# giong_peer NAME PROGRAM: sets peer_cmd, the command of giong's PROGRAM (build/bin/http,
+# build/bin/echo; GIONG_BIN overrides the directory) as the built-in peer NAME: "giong" on the
+# tier it picks (io_uring), "giong-epoll" with GIONG_RING_TIER=epoll (issue 27: both tiers in
+# one interleaved run). False, said, if the program is not built.
+giong_peer() {
+	local bin=${GIONG_BIN:-$ROOT/build/bin}/$2 envs=""
+	[[ -x $bin ]] || { say "$bin is missing (build the project), $1 skipped"; return 1; }
+	[[ $1 == giong-epoll ]] && envs="env GIONG_RING_TIER=epoll "
+	# shellcheck disable=SC2034 # read by the caller
+	peer_cmd="$envs$bin --workers 1 --port {port}"
+}
+
+# add_peers LIST: the built-in peers named in LIST go before cmds[] and names[], in that
+# order; peer_of NAME (the sourcing script's) sets peer_cmd, false to skip NAME. Then every
+# server must have a name.
+add_peers() {
+	local p i pc=() pn=()
+	for p in $1; do
+		peer_of "$p" || continue
+		pc+=("$peer_cmd")
+		pn+=("$p")
+	done
+	cmds=("${pc[@]}" "${cmds[@]}")
+	names=("${pn[@]}" "${names[@]}")
+}
+
+# check_servers: there is a server, and every one has a name
+check_servers() {
+	local i
+	[[ ${#cmds[@]} -gt 0 ]] || die "no server to run"
+	for i in "${!names[@]}"; do
+		[[ -n ${names[$i]} ]] || die "--server '${cmds[$i]}' has no --name"
+	done
+}
+
 stop_server() {
 	local pid=$1 rc=0
 	kill -TERM "$pid" 2>/dev/null || true

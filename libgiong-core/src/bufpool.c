@@ -90,7 +90,21 @@ int giong__bufpool_init(struct giong__worker *w, unsigned count, unsigned size)
 		munmap(p->mem, p->mem_bytes);
 		return -ENOMEM;
 	}
-	p->br = giong__buf_ring_setup(&w->ring.ring, count, p->bgid, &err);
+	if (w->ring.tier == GIONG_TIER_EPOLL) {
+		/* No kernel: the same ring layout, read by emu_net.c through
+		 * giong__bufpool_peek(), so that release and refill are one
+		 * code path on every tier. */
+		p->br_bytes = count * sizeof(struct io_uring_buf);
+		p->br = mmap(NULL, p->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+		if (p->br == MAP_FAILED)
+			p->br = NULL;
+		else
+			io_uring_buf_ring_init(p->br);
+		err = -ENOMEM;
+	} else {
+		p->br = giong__buf_ring_setup(&w->ring.ring, count, p->bgid, &err);
+	}
 	if (!p->br) {
 		free(p->descs);
 		munmap(p->mem, p->mem_bytes);
@@ -111,10 +125,31 @@ void giong__bufpool_fini(struct giong__worker *w)
 
 	if (!p->registered)
 		return;
-	giong__buf_ring_free(&w->ring.ring, p->br, p->count, p->bgid);
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		munmap(p->br, p->br_bytes);
+	else
+		giong__buf_ring_free(&w->ring.ring, p->br, p->count, p->bgid);
 	munmap(p->mem, p->mem_bytes);
 	free(p->descs);
 	p->registered = false;
+}
+
+void *giong__bufpool_peek(struct giong__worker *w, unsigned *bid, unsigned *len)
+{
+	struct giong__bufpool *p = &w->pool;
+	struct io_uring_buf *b;
+
+	if (!p->br || p->emu_head == io_uring_smp_load_acquire(&p->br->tail))
+		return NULL;
+	b = &p->br->bufs[p->emu_head & p->mask];
+	*bid = b->bid;
+	*len = b->len;
+	return (void *)(uintptr_t)b->addr;
+}
+
+void giong__bufpool_commit(struct giong__worker *w)
+{
+	w->pool.emu_head++;
 }
 
 /* The pool ran dry: ask every holder to give unread buffers back. A holder

@@ -34,8 +34,9 @@ struct giong__bufpool {
 	unsigned free; /* buffers in the ring, available to the kernel */
 	int bgid;
 	bool registered;
-	struct giong__list waiters;        /* struct giong_bufpool_waiter, oldest first */
-	struct giong__list dry;            /* struct giong_bufpool_dry, in order added */
+	uint16_t emu_head;          /* epoll tier: the next entry to take (the kernel's head) */
+	struct giong__list waiters; /* struct giong_bufpool_waiter, oldest first */
+	struct giong__list dry;     /* struct giong_bufpool_dry, in order added */
 	struct giong__list_node *dry_next; /* while calling them: the next one */
 };
 
@@ -48,5 +49,11 @@ void giong__buf_ring_free(struct io_uring *ring, struct io_uring_buf_ring *br, u
 /* A CQE consumed a buffer from the ring; the last one calls the dry holders. */
 void giong__bufpool_consumed(struct giong__worker *w);
 void giong__bufpool_fini(struct giong__worker *w);
+/* Epoll tier (no kernel ring): the buffer the kernel would pick next, its id
+ * and size in *@bid and *@len, not taken yet; NULL when the ring is empty.
+ * giong__bufpool_commit() takes it (a CQE with IORING_CQE_F_BUFFER follows,
+ * which giong__bufpool_consumed() counts as on io_uring). */
+void *giong__bufpool_peek(struct giong__worker *w, unsigned *bid, unsigned *len);
+void giong__bufpool_commit(struct giong__worker *w);
 
 #endif /* GIONG_SRC_BUFPOOL_H */

@@ -218,6 +218,36 @@ void giong__waiter_wake(struct giong__worker *w, struct giong__waiter *qw, int r
 	giong__make_ready(w, wt->f);
 }
 
+/* A cancelled job still running: signal its helper again (blocking_pool.h:
+ * the first signal may have landed before fn entered its call). Re-armed
+ * until fn returns; giong__park() disarms it when done() resumes the task. */
+static void offload_kick(struct giong__timer *t)
+{
+	struct giong__wait *wt = giong__container_of(t, struct giong__wait, timer);
+	struct giong__offload *o = giong__container_of(wt, struct giong__offload, wt);
+	struct giong__worker *w = wt->f->w;
+
+	if (giong__blocking_cancel(w, &o->job) == -EALREADY)
+		giong__wheel_arm(&w->wheel, t, w->now + GIONG__OFFLOAD_KICK_MS);
+}
+
+/* Resumed by the job's done() only, never here: fn keeps its memory until
+ * it returns. Queued, the cancel completes the job at once (-ECANCELED, fn
+ * never runs); running, fn is asked to stop, and asked again. */
+static void offload_interrupt(struct giong__worker *w, struct giong__wait *wt)
+{
+	struct giong__offload *o = giong__container_of(wt, struct giong__offload, wt);
+
+	if (giong__blocking_cancel(w, &o->job) != -EALREADY)
+		return;
+	/* The deadline's timer is done with (it fired, or a cancel came
+	 * first and the deadline no longer matters): it becomes the kick. */
+	if (giong__timer_armed(&wt->timer))
+		giong__wheel_cancel(&w->wheel, &wt->timer);
+	giong__timer_init(&wt->timer, offload_kick);
+	giong__wheel_arm(&w->wheel, &wt->timer, w->now + GIONG__OFFLOAD_KICK_MS);
+}
+
 void giong__interrupt(struct giong__worker *w, struct giong__fiber *f, int code)
 {
 	struct giong__wait *wt = f->wait;
@@ -241,6 +271,9 @@ void giong__interrupt(struct giong__worker *w, struct giong__fiber *f, int code)
 			giong__wheel_cancel(&w->wheel, &wt->timer);
 		wt->result = code;
 		giong__make_ready(w, f);
+		break;
+	case GIONG__WAIT_JOB:
+		offload_interrupt(w, wt);
 		break;
 	case GIONG__WAIT_READY:
 		break;

@@ -23,6 +23,7 @@ enum giong__wait_kind {
 	GIONG__WAIT_IO,    /* an operation's completion */
 	GIONG__WAIT_QUEUE, /* a giong_waitq */
 	GIONG__WAIT_SLEEP, /* a timer */
+	GIONG__WAIT_JOB,   /* a helper thread's job (giong_offload(), struct giong__offload) */
 };
 
 struct giong__waiter {
@@ -67,6 +68,24 @@ struct giong__fiber {
 	bool finished;
 	bool cancelled_first; /* cancel came before the end: join gives -ECANCELED */
 	bool detached;
+};
+
+/*
+ * A task's giong_offload() (offload.c): its wait and its job in the
+ * runtime's helper pool, on the parked task's stack. From submit to done()
+ * the job, fn, arg and what arg points to are the pool's (blocking_pool.h);
+ * only done() resumes the task, so the stack outlives the loan. An
+ * interrupt cancels the job (fiber.c) and, while fn runs, signals its
+ * thread again every GIONG__OFFLOAD_KICK_MS through wt.timer.
+ */
+#define GIONG__OFFLOAD_KICK_MS 10
+struct giong__offload {
+	struct giong__wait wt;
+	struct giong__blocking_job job;
+	giong_offload_fn fn;
+	void *arg;
+	intptr_t value; /* fn's return (the helper's write, read after done()) */
+	bool ran;       /* fn was called: the result is value, whatever the interrupt */
 };
 
 /*

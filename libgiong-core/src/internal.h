@@ -16,11 +16,15 @@
  *   context stack timer_wheel error   leaves
  *   ring      the io_uring, one enter per tick
  *   bufpool   the provided buffer ring
+ *   blocking_pool  helper threads for calls that may block (the epoll
+ *             tier's files, giong_offload())
+ *   epoll emu_fs emu_net emu_submit   the epoll tier: the SQE contract
+ *             emulated without io_uring (epoll.h)
  *   op        the operation slab, completion dispatch (reap), cancels
  *   mailbox   other threads reach a worker; kicking every worker
  *   fiber     the scheduler: run queue, spawn, park, interrupt
- *   waitq time callback io chan task    the public waiting, timing,
- *             loop-callback, I/O and task calls
+ *   waitq time callback io offload chan task    the public waiting,
+ *             timing, loop-callback, I/O, helper-thread and task calls
  *   worker    one worker's loop and drain
  *   runtime   settings, creating and running workers, shutdown, counters
  *
@@ -41,8 +45,10 @@
 
 #include "giong_private.h"
 
+#include "blocking_pool.h"
 #include "bufpool.h"
 #include "context.h"
+#include "epoll.h"
 #include "mailbox.h"
 #include "op.h"
 #include "ring.h"
@@ -116,12 +122,16 @@ struct giong_runtime {
 	void *main_arg;
 	int sigfd;
 	int start_error;
+	/* Helper threads for calls that may block, made by the first job
+	 * (blocking_pool.c); NULL in a program that never submits one. */
+	_Atomic(struct giong__bpool *) blocking;
 };
 
 struct giong__worker {
 	struct giong_runtime *rt;
 	unsigned index;
 	struct giong__ring ring;
+	struct giong__emu emu;       /* the epoll tier's SQ, CQ and epoll set (epoll.h) */
 	struct giong__ctx sched_ctx; /* the thread's own stack */
 	struct giong__fiber *current;
 	struct giong__fiber *run_head, *run_tail;

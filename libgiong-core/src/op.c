@@ -82,6 +82,8 @@ static struct io_uring_sqe *get_sqe(struct giong__worker *w)
 {
 	if (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_SQE)))
 		return NULL;
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		return giong__emu_get_sqe(w);
 	return io_uring_get_sqe(&w->ring.ring);
 }
 
@@ -125,6 +127,13 @@ static int stash_cqes(struct giong__worker *w)
 	return 0;
 }
 
+int giong__io_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout_ms)
+{
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		return giong__emu_enter(w, wait_nr, timeout_ms);
+	return giong__ring_enter(w, wait_nr, timeout_ms);
+}
+
 struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 {
 	struct io_uring_sqe *sqe = get_sqe(w);
@@ -132,7 +141,7 @@ struct io_uring_sqe *giong__sqe(struct giong__worker *w)
 	while (GIONG__UNLIKELY(!sqe)) {
 		/* SQ full: hand the kernel what is queued, then take the slot.
 		 * The enter cannot wait, so it is safe from inside a task. */
-		int ret = giong__ring_enter(w, 0, UINT64_MAX);
+		int ret = giong__io_enter(w, 0, UINT64_MAX);
 
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			return NULL;
@@ -246,7 +255,19 @@ void giong__reap(struct giong__worker *w)
 			if (!--s->stash_n)
 				s->stash_head = 0;
 		}
-		if (!n) {
+		if (!n && w->ring.tier == GIONG_TIER_EPOLL) {
+			/* The emulator's completions (epoll.h), in order. */
+			struct giong__emu_cqe c;
+
+			while (n < 64 && giong__emu_cq_pop(&w->emu, &c)) {
+				batch[n].ud = c.ud;
+				batch[n].res = c.res;
+				batch[n++].flags = c.flags;
+			}
+			if (!n)
+				break;
+			w->stats.cqes_reaped += n;
+		} else if (!n) {
 			io_uring_for_each_cqe(ring, head, cqe) {
 				batch[n].ud = cqe->user_data;
 				batch[n].res = cqe->res;

@@ -49,6 +49,9 @@ struct giong__op_slab {
 };
 
 void giong__op_slab_fini(struct giong__op_slab *s);
+/* giong__ring_enter(), or on the epoll tier giong__emu_enter(): submit what
+ * is queued, and wait as asked. */
+int giong__io_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout_ms);
 /* A free SQE, cleared to an ignored no-op; with a full SQ, submits (and, if
  * the kernel's CQ backlog is full, takes the CQEs off the ring into the
  * stash, running no callback) to make room. NULL if none can be had. */

@@ -5,7 +5,9 @@
  * Set-up tries the tiers in order: SINGLE_ISSUER|DEFER_TASKRUN (completions
  * are produced only when this thread enters, so they arrive in batches and
  * never interrupt the worker), then COOP_TASKRUN|TASKRUN_FLAG, then no flags.
- * GIONG_RING_TIER=defer|coop|basic forces one so the fallbacks are tested.
+ * GIONG_RING_TIER=defer|coop|basic forces one so the fallbacks are tested
+ * (=uring: the best of them, and never the epoll tier runtime.c otherwise
+ * falls back to where io_uring is refused).
  *
  * Entering is done here rather than through io_uring_submit_and_wait_timeout()
  * so that one tick costs exactly one io_uring_enter (liburing's helper may
@@ -51,13 +53,17 @@ int giong__ring_tier_from_env(void)
 		return GIONG_TIER_COOP;
 	if (!strcmp(s, "basic"))
 		return GIONG_TIER_BASIC;
+	if (!strcmp(s, "epoll"))
+		return GIONG_TIER_EPOLL;
+	if (!strcmp(s, "uring"))
+		return GIONG__TIER_URING_ONLY;
 	return -EINVAL;
 }
 
 /* Map a set-up error to the code users see. A seccomp filter chooses its
  * errno: Docker's default answers EPERM, other profiles EOPNOTSUPP (ENOTSUP,
  * the same number on Linux), and io_uring_setup itself never returns that. */
-static int ring_setup_error(int err)
+int giong__ring_setup_error(int err)
 {
 	switch (err) {
 	case -EPERM:
@@ -69,6 +75,11 @@ static int ring_setup_error(int err)
 	default:
 		return err;
 	}
+}
+
+bool giong__ring_refused(int err)
+{
+	return err == -EPERM || err == -EACCES || err == -EOPNOTSUPP || err == -ENOSYS;
 }
 
 static unsigned tier_flags(enum giong_ring_tier t)
@@ -107,6 +118,11 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 	int ret = -EINVAL;
 
 	memset(r, 0, sizeof(*r));
+	if (tier == GIONG_TIER_EPOLL) {
+		/* No ring at all: the worker sets up its emulator (epoll.c). */
+		r->tier = tier;
+		return 0;
+	}
 	for (int t = tier ? (int)tier : GIONG_TIER_DEFER; t <= GIONG_TIER_BASIC; t++) {
 		unsigned flags = tier_flags((enum giong_ring_tier)t);
 
@@ -120,10 +136,12 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 		}
 		/* EPERM/EOPNOTSUPP/ENOSYS/ENOMEM will not change with other flags. */
 		if (ret != -EINVAL || tier)
-			return ring_setup_error(ret);
+			break;
 	}
-	if (ret)
-		return ring_setup_error(ret);
+	if (ret) {
+		r->setup_err = ret;
+		return giong__ring_setup_error(ret);
+	}
 	if (!(r->ring.features & IORING_FEAT_NODROP) || !(r->ring.features & IORING_FEAT_EXT_ARG)) {
 		giong__ring_exit(r);
 		return GIONG_EURING_OLD;
@@ -138,6 +156,8 @@ int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_ti
 
 void giong__ring_exit(struct giong__ring *r)
 {
+	if (r->tier == GIONG_TIER_EPOLL)
+		return;
 	RING_UNMAPPING();
 	io_uring_queue_exit(&r->ring);
 }
@@ -224,5 +244,7 @@ int giong__ring_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeou
 
 bool giong__ring_has_work(const struct giong__ring *r)
 {
+	if (r->tier == GIONG_TIER_EPOLL)
+		return false; /* the emulator's CQ is asked for (op.c) */
 	return io_uring_cq_ready(&r->ring) || needs_getevents(r);
 }

@@ -21,9 +21,11 @@ struct giong__ring {
 	bool registered_fd; /* the ring fd is registered: enter with REGISTERED_RING */
 	bool ext_arg;       /* FEAT_EXT_ARG: one enter can carry a timeout */
 	bool taskrun_flag;  /* the kernel flags pending task work in sq.kflags */
+	int setup_err;      /* io_uring_setup's own -errno when giong__ring_init failed */
 };
 
-/* Set up @r with the best tier (or the forced one). Returns 0 or -errno
+/* Set up @r with the best tier (or the forced one). GIONG_TIER_EPOLL sets up
+ * no ring (the worker's emulator stands in: epoll.h). Returns 0 or -errno
  * translated into GIONG_EURING_* codes. */
 int giong__ring_init(struct giong__ring *r, unsigned entries, enum giong_ring_tier tier);
 void giong__ring_exit(struct giong__ring *r);
@@ -35,7 +37,16 @@ void giong__ring_exit(struct giong__ring *r);
 int giong__ring_enter(struct giong__worker *w, unsigned wait_nr, uint64_t timeout_ms);
 /* Completions are ready, or waiting for an enter to post them. No syscall. */
 bool giong__ring_has_work(const struct giong__ring *r);
-/* Parse GIONG_RING_TIER. 0 if unset, -EINVAL if unknown. */
+/* GIONG_RING_TIER=uring: the best io_uring tier, never the epoll fallback. */
+#define GIONG__TIER_URING_ONLY 100
+/* Parse GIONG_RING_TIER. 0 if unset, a tier, GIONG__TIER_URING_ONLY, or
+ * -EINVAL if unknown. */
 int giong__ring_tier_from_env(void);
+/* Map io_uring's -errno from set-up or registration to the code users see
+ * (GIONG_EURING_DISABLED, GIONG_ENOURING; others unchanged). */
+int giong__ring_setup_error(int err);
+/* True for a -errno that says io_uring is refused or missing here (EPERM,
+ * EACCES, EOPNOTSUPP, ENOSYS): what the epoll tier is chosen for. */
+bool giong__ring_refused(int err);
 
 #endif /* GIONG_SRC_RING_H */

@@ -4,10 +4,13 @@
  * counters: the top of core's call order.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -87,33 +90,100 @@ static int config_check(struct giong_config *c)
 	    c->recv_buffers > 32768 || c->recv_buffer_size > (1u << 30) ||
 	    c->stack_size < 16 * 1024 || c->stack_size > (1ul << 30))
 		return -EINVAL;
-	if (c->ring_tier && (c->ring_tier < GIONG_TIER_DEFER || c->ring_tier > GIONG_TIER_BASIC))
+	if (c->ring_tier && (c->ring_tier < GIONG_TIER_DEFER || c->ring_tier > GIONG_TIER_EPOLL))
 		return -EINVAL;
 	env = giong__ring_tier_from_env();
 	if (env < 0)
 		return -EINVAL;
-	if (!c->ring_tier)
+	if (env == GIONG__TIER_URING_ONLY)
+		c->uring_only = true;
+	else if (!c->ring_tier)
 		c->ring_tier = (enum giong_ring_tier)env;
 	return 0;
 }
 
-/* Create and discard a ring and a buffer ring, so that a system that blocks
- * io_uring or lacks what we need fails at creation with a clear code. */
-static int probe(const struct giong_config *c)
+/* Create and discard a ring and a buffer ring, and enter it once, so that a
+ * system that blocks io_uring or lacks what we need fails at creation with a
+ * clear code. A seccomp profile may refuse io_uring_register or
+ * io_uring_enter alone: those count as refused too. *@raw gets the kernel's
+ * own -errno of a failure (0 if none), which says whether to fall back. */
+static int probe(const struct giong_config *c, int *raw)
 {
 	struct giong__ring r;
 	struct io_uring_buf_ring *br;
-	int ret = giong__ring_init(&r, 4, c->ring_tier);
+	int ret;
 
-	if (ret)
+	*raw = 0;
+	if (c->ring_tier == GIONG_TIER_EPOLL)
+		return 0; /* epoll_create1 is not refused where sockets work */
+	ret = giong__ring_init(&r, 4, c->ring_tier);
+	if (ret) {
+		*raw = r.setup_err;
 		return ret;
+	}
 	br = giong__buf_ring_setup(&r.ring, 1, 0, &ret);
 	if (br)
 		giong__buf_ring_free(&r.ring, br, 1, 0);
+	else if (giong__ring_refused(ret))
+		*raw = ret;
 	else if (ret == -EINVAL || ret == -ENOTSUP)
 		ret = GIONG_EURING_OLD;
+	if (!ret && syscall(__NR_io_uring_enter, r.ring.ring_fd, 0, 0, IORING_ENTER_GETEVENTS, NULL,
+			    0) < 0) {
+		ret = -errno;
+		*raw = giong__ring_refused(ret) ? ret : 0;
+	}
 	giong__ring_exit(&r);
-	return ret;
+	return *raw ? giong__ring_setup_error(*raw) : ret;
+}
+
+/* Why io_uring is refused, for the one line the fallback prints. EPERM
+ * comes from kernel.io_uring_disabled (2: for everyone; 1: for processes
+ * outside kernel.io_uring_group) or from a seccomp profile (Docker's,
+ * containerd's); the sysctl tells which it can be. */
+static const char *refusal_cause(int raw, char *buf, size_t len)
+{
+	char v = '0';
+	int fd;
+
+	switch (raw) {
+	case -ENOSYS:
+		return "ENOSYS: a kernel without io_uring, gVisor, or a seccomp profile";
+	case -EOPNOTSUPP:
+		return "EOPNOTSUPP: a seccomp profile";
+	default:
+		break;
+	}
+	fd = open("/proc/sys/kernel/io_uring_disabled", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &v, 1) != 1)
+			v = '0';
+		close(fd);
+	}
+	snprintf(buf, len, "%s: %s", raw == -EACCES ? "EACCES" : "EPERM",
+		 v == '2'         ? "kernel.io_uring_disabled=2"
+		 : v == '1'       ? "kernel.io_uring_disabled=1 and not in kernel.io_uring_group, "
+				    "or a seccomp profile"
+		 : raw == -EACCES ? "a security module or a seccomp profile"
+				  : "a seccomp profile");
+	return buf;
+}
+
+/* io_uring is refused here: run on the epoll tier, and say so once (one
+ * write, so lines of runtimes made at once do not interleave). */
+static void fall_back(struct giong_config *c, int raw)
+{
+	char cause[160], line[256];
+	int n;
+
+	c->ring_tier = GIONG_TIER_EPOLL;
+	if (c->quiet_fallback)
+		return;
+	n = snprintf(line, sizeof(line), "giong: io_uring is %s (%s); running on the epoll tier\n",
+		     raw == -ENOSYS ? "missing" : "refused",
+		     refusal_cause(raw, cause, sizeof(cause)));
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
+		return; /* nowhere to say it: the tier is in giong_stats all the same */
 }
 
 int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret)
@@ -133,8 +203,16 @@ int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret
 		giong_config_init(&rt->cfg);
 	rt->sigfd = -1;
 	err = config_check(&rt->cfg);
-	if (!err)
-		err = probe(&rt->cfg);
+	if (!err) {
+		int raw;
+
+		err = probe(&rt->cfg, &raw);
+		/* A forced io_uring tier or uring_only: the clear error, no fallback. */
+		if (err && raw && !rt->cfg.ring_tier && !rt->cfg.uring_only) {
+			fall_back(&rt->cfg, raw);
+			err = 0;
+		}
+	}
 	if (!err)
 		err = giong__stack_guard_install();
 	if (err) {
@@ -272,6 +350,8 @@ int giong_runtime_free(struct giong_runtime *rt)
 		return 0;
 	if (atomic_load(&rt->state) == 1)
 		return -EBUSY;
+	/* Before the workers: its threads may still write their eventfds. */
+	giong__blocking_pool_free(rt);
 	for (unsigned i = 0; i < rt->nworkers; i++)
 		giong__worker_free(rt->workers[i]);
 	free(rt->workers);

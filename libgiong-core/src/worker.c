@@ -3,8 +3,8 @@
  * worker.c - one worker's loop: run ready fibers, run the callbacks queued
  * for the turn (giong_call_soon()), one io_uring_enter that submits
  * everything the tick produced and waits for a completion or the next
- * timer, reap every completion, fire due timers (sleeps, deadlines and
- * callback timers alike); handling what other
+ * timer, reap every completion and the helper threads' ones, fire due
+ * timers (sleeps, deadlines and callback timers alike); handling what other
  * threads sent through the mailbox; draining at the end.
  */
 #include <errno.h>
@@ -149,6 +149,8 @@ static void check_lifecycle(struct giong__worker *w)
  * giong__sqe() (op.c). */
 static bool cqes_ready(struct giong__worker *w)
 {
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		return giong__emu_cq_ready(&w->emu) || w->ops.stash_n;
 	return io_uring_cq_ready(&w->ring.ring) || w->ops.stash_n;
 }
 
@@ -166,8 +168,11 @@ static void spin(struct giong__worker *w, uint64_t next_ms)
 	if (next_ms < end / 1000000u)
 		end = next_ms * 1000000u;
 	for (unsigned i = 0;; i++) {
+		/* The pool's completions are in memory before their eventfd
+		 * write reaches the ring (with DEFER_TASKRUN, not until the
+		 * next enter): looked at directly. */
 		if (giong__ring_has_work(&w->ring) || w->ops.stash_n ||
-		    atomic_load(&w->mbox.pending))
+		    atomic_load(&w->mbox.pending) || giong__blocking_pending(w))
 			return;
 		giong__cpu_relax();
 		if ((i & 63) == 63) {
@@ -195,12 +200,14 @@ static void tick_wait(struct giong__worker *w)
 		if (!w->fibers_cancelled && w->stats.fibers_live)
 			next = min_u64(next, w->grace_deadline);
 
-		if (w->spin_ns) {
+		/* No spinning on the epoll tier: nothing arrives in memory
+		 * without a system call to look. */
+		if (w->spin_ns && w->ring.tier != GIONG_TIER_EPOLL) {
 			/* Spinning waits for the peer's answer to what this tick
 			 * produced: hand that to the kernel first, or there is
 			 * nothing to answer. */
 			if (io_uring_sq_ready(ring))
-				giong__ring_enter(w, 0, UINT64_MAX);
+				giong__io_enter(w, 0, UINT64_MAX);
 			if (!cqes_ready(w)) {
 				spin(w, next);
 				now = giong__clock_ms(); /* the wait below is from here */
@@ -209,7 +216,8 @@ static void tick_wait(struct giong__worker *w)
 		atomic_store(&w->mbox.sleeping, true);
 		/* Completions already posted need no wait, and no enter at all
 		 * when nothing is left to submit. */
-		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w)) {
+		if (!atomic_load(&w->mbox.pending) && !cqes_ready(w) &&
+		    !giong__blocking_pending(w)) {
 			wait_nr = 1;
 			if (next != UINT64_MAX)
 				timeout = next > now ? next - now : 0;
@@ -223,7 +231,7 @@ static void tick_wait(struct giong__worker *w)
 		if (wait_nr) {
 			struct timespec nap = {0, 200000};
 
-			giong__ring_enter(w, 0, UINT64_MAX);
+			giong__io_enter(w, 0, UINT64_MAX);
 			if (!cqes_ready(w))
 				nanosleep(&nap, NULL);
 			atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
@@ -231,7 +239,7 @@ static void tick_wait(struct giong__worker *w)
 		}
 #endif
 	}
-	ret = giong__ring_enter(w, wait_nr, timeout);
+	ret = giong__io_enter(w, wait_nr, timeout);
 	atomic_store_explicit(&w->mbox.sleeping, false, memory_order_relaxed);
 	if (ret == -EBUSY || ret == -EAGAIN || ret == -EINTR || ret == -ETIME || ret >= 0)
 		return; /* reaping next makes room; EINTR: just go round */
@@ -259,10 +267,16 @@ static void tick(struct giong__worker *w)
 		signal_arm(w);
 	if (GIONG__UNLIKELY(w->cancels_wanted))
 		giong__retry_cancels(w);
-	if (IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+	if (w->ring.tier != GIONG_TIER_EPOLL &&
+	    IO_URING_READ_ONCE(*w->ring.ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		w->stats.cq_overflows++;
 	tick_wait(w);
 	giong__reap(w);
+	/* The helper threads' completions (giong_offload(), the epoll tier's
+	 * file calls): their wake is the mailbox's eventfd on the io_uring
+	 * tiers, whose read completes above but reaps nothing itself. One
+	 * atomic load when there are none. */
+	giong__blocking_reap(w);
 	w->now = giong__clock_ms();
 	giong__wheel_advance(&w->wheel, w->now);
 }
@@ -281,7 +295,7 @@ static void drain(struct giong__worker *w)
 
 		if (now >= end)
 			break;
-		giong__ring_enter(w, w->ops.stash_n ? 0 : 1, min_u64(end - now, 50));
+		giong__io_enter(w, w->ops.stash_n || cqes_ready(w) ? 0 : 1, min_u64(end - now, 50));
 		giong__reap(w);
 		giong__op_cancel_all(w); /* ops started by callbacks meanwhile */
 	}
@@ -300,6 +314,8 @@ int giong__worker_run(struct giong__worker *w)
 	giong__tls_worker = w;
 	giong__faults_thread(w->index); /* GIONG_FAULTS: this worker's decisions replay */
 	err = giong__ring_init(&w->ring, rt->cfg.ring_entries, rt->cfg.ring_tier);
+	if (!err && w->ring.tier == GIONG_TIER_EPOLL)
+		err = giong__emu_init(w, rt->cfg.ring_entries);
 	if (err) {
 		giong__worker_refuse(w);
 		goto out;
@@ -343,6 +359,8 @@ int giong__worker_run(struct giong__worker *w)
 out_ring:
 	/* With operations unconfirmed, closing the ring is still safe for the
 	 * ring's own memory; the kernel tears down what remains. */
+	if (w->ring.tier == GIONG_TIER_EPOLL)
+		giong__emu_fini(w);
 	giong__ring_exit(&w->ring);
 out:
 	giong__fill_stats(w, &w->final_stats);
@@ -421,4 +439,5 @@ void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
 	out->timers_armed = giong__wheel_count(&w->wheel);
 	out->recvbufs_total = w->pool.count;
 	out->recvbufs_free = w->pool.free;
+	out->ring_tier = (uint32_t)w->ring.tier;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve.c - giong_resolve(): numeric addresses at once, names through the
- * worker's c-ares channel (resolve_cares.c) from a task, getaddrinfo()
- * everywhere else.
+ * resolve.c - giong_resolve(): numeric addresses at once; names from a task
+ * through the worker's c-ares channel (resolve_cares.c), or, built without
+ * c-ares, through getaddrinfo() on core's helper threads (giong_offload());
+ * getaddrinfo() on the calling thread everywhere else.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -65,6 +66,45 @@ static int resolve_blocking(const char *host, unsigned port, int family, struct 
 	return n ? (int)n : -EHOSTUNREACH;
 }
 
+#ifndef GIONG_RESOLVER_CARES
+/* One getaddrinfo() handed to a helper thread. On the calling task's stack:
+ * giong_offload() lends it, and @out, to the helper until it returns. */
+struct gai_call {
+	const char *host;
+	unsigned port;
+	int family;
+	struct giong_addr *out;
+	size_t max;
+};
+
+/* On a helper thread: gai_errno() reads that thread's errno, as it must. */
+static intptr_t gai_offloaded(void *arg)
+{
+	struct gai_call *c = arg;
+
+	return resolve_blocking(c->host, c->port, c->family, c->out, c->max);
+}
+
+/* From a task: park it, not the worker, while the system's resolver works.
+ * A cancel or deadline cannot cut getaddrinfo() short: the task waits for
+ * it, then gets its answer (giong_offload()), as giong_io() returns an
+ * operation that completed anyway. If the pool refuses the call (no memory,
+ * no thread could start) the lookup blocks here: slower, never wrong. */
+static int resolve_offloaded(const char *host, unsigned port, int family, struct giong_addr *out,
+			     size_t max)
+{
+	struct gai_call c = {host, port, family, out, max};
+	intptr_t n = 0;
+	int r = giong_offload(gai_offloaded, &c, &n);
+
+	if (r == 0)
+		return (int)n;
+	if (r == -ECANCELED || r == -ETIMEDOUT)
+		return r; /* asked to stop before the lookup began */
+	return resolve_blocking(host, port, family, out, max);
+}
+#endif
+
 int giong_resolve(const char *host, unsigned port, int family, struct giong_addr *out, size_t max)
 {
 	if (!host || !out || !max || port > 65535 ||
@@ -80,11 +120,15 @@ int giong_resolve(const char *host, unsigned port, int family, struct giong_addr
 			return -EHOSTUNREACH;
 		return 1;
 	}
+	/* A task can park: c-ares, or getaddrinfo() on a helper thread.
+	 * Anywhere else nothing may park, so block. */
+	if (giong_task_current()) {
 #ifdef GIONG_RESOLVER_CARES
-	/* A task can park: c-ares. Anywhere else nothing may park, so block. */
-	if (giong_task_current())
 		return giong__net_cares_resolve(host, port, family, out, max);
+#else
+		return resolve_offloaded(host, port, family, out, max);
 #endif
+	}
 	return resolve_blocking(host, port, family, out, max);
 }
 

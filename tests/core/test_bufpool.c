@@ -152,6 +152,6 @@ int main(void)
 		cmocka_unit_test(test_recvbuf_bad_args),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,6 +280,6 @@ int main(void)
 		cmocka_unit_test(test_own_worker_and_refusals),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

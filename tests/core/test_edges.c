@@ -463,6 +463,6 @@ int main(void)
 		cmocka_unit_test(test_repeated_signal_keeps_grace),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -311,6 +311,6 @@ int main(void)
 	snprintf(env_plan, sizeof(env_plan), "%s", env ? env : "");
 	if (giong__faults_configure("", NULL, 0)) /* no fault while checking for io_uring */
 		return 1;
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

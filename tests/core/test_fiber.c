@@ -267,6 +267,6 @@ int main(void)
 		cmocka_unit_test(test_many_fibers_reuse_stacks),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,6 +281,6 @@ int main(void)
 		cmocka_unit_test(test_spin_wakes_for_timers_and_work),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

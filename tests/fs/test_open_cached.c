@@ -273,6 +273,7 @@ static void body_close_ring_fd(void)
 static void test_close_ring_fd(void **state)
 {
 	(void)state;
+	gt_skip_if_uring_refused(); /* no io_uring instance to make */
 	fs_run(body_close_ring_fd);
 }
 

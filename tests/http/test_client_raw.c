@@ -1450,6 +1450,6 @@ int main(void)
 		cmocka_unit_test(test_connect_timeout_connector),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

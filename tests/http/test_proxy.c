@@ -276,6 +276,6 @@ int main(void)
 		cmocka_unit_test(test_server_with_proxy),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

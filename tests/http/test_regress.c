@@ -195,6 +195,6 @@ int main(void)
 		cmocka_unit_test(test_error_keeps_client_close),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

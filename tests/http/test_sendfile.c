@@ -272,6 +272,6 @@ int main(void)
 		cmocka_unit_test(test_sendfile_short_file),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -615,7 +615,7 @@ int main(int argc, char **argv)
 #endif
 		return 2;
 	}
-	gt_require_uring();
+	gt_require_runtime();
 	snprintf(group, sizeof(group), "handlers_%s", argv[1]);
 	return cmocka_run_group_tests_name(group, tests, setup, teardown);
 }

@@ -850,7 +850,7 @@ int main(void)
 		cmocka_unit_test(test_stale_probe_never_blocks),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	if (getenv("NT_FILTER"))
 		cmocka_set_test_filter(getenv("NT_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -282,6 +282,6 @@ int main(void)
 	/* The plain peers write to sockets giong may have closed (a failed
 	 * allocation under a GIONG_FAULTS plan): an error, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

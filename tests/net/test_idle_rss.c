@@ -339,6 +339,6 @@ int main(void)
 		cmocka_unit_test(test_idle_stream_rss),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

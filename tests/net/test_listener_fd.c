@@ -284,6 +284,6 @@ int main(void)
 		cmocka_unit_test(test_two_workers_share_one_socket),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

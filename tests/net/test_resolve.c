@@ -680,7 +680,7 @@ int main(void)
 	};
 	int r;
 
-	gt_require_uring();
+	gt_require_runtime();
 	strcpy(hosts_path, "/tmp/giong-hosts-XXXXXX");
 	strcpy(resolv_path, "/tmp/giong-resolv-XXXXXX");
 	if (write_file(hosts_path, "# giong test hosts\n"

@@ -213,6 +213,6 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1082,6 +1082,6 @@ int main(void)
 		cmocka_unit_test(test_heap_recvbufs),        cmocka_unit_test(test_query),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -713,7 +713,7 @@ int main(void)
 		cmocka_unit_test(test_teardown_everything_in_flight),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	if (getenv("NT_FILTER"))
 		cmocka_set_test_filter(getenv("NT_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);

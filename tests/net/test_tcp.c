@@ -845,7 +845,7 @@ int main(void)
 		cmocka_unit_test(test_1300_connections_two_workers),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	if (getenv("NT_FILTER")) /* run one test: NT_FILTER=test_ipv6_writev */
 		cmocka_set_test_filter(getenv("NT_FILTER"));
 	/* SIGPIPE stays fatal: giong must never raise it (the plain peers send

@@ -262,6 +262,6 @@ int main(void)
 		cmocka_unit_test(test_addr_text),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

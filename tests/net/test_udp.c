@@ -551,6 +551,6 @@ int main(void)
 		cmocka_unit_test(test_truncation), cmocka_unit_test(test_cancel_loses_nothing),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -535,7 +535,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	if (getenv("NT_FILTER"))
 		cmocka_set_test_filter(getenv("NT_FILTER"));
 	return cmocka_run_group_tests(tests, setup_dir, remove_dir);

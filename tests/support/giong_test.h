@@ -2,8 +2,10 @@
 /*
  * giong_test.h - shared fixtures for giong's CMocka tests.
  *
- * A test exits 77 (skipped) only when the kernel cannot give it io_uring or
- * a feature it needs, and says which; any other failure fails.
+ * A test exits 77 (skipped) only when the kernel cannot give it a runtime or
+ * a feature it needs, and says which; any other failure fails. Where
+ * io_uring is refused (a container's seccomp profile) the suite runs on the
+ * epoll tier the runtime falls back to: gt_tier_epoll() says so.
  */
 #ifndef GIONG_TEST_H
 #define GIONG_TEST_H
@@ -26,6 +28,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <liburing.h>
 
 #include <cmocka.h>
 
@@ -207,8 +212,71 @@ static inline void gt_checks_assert(void)
 		fail_msg("%u check(s) failed in tasks", n);
 }
 
-/* Exit 77 if io_uring is unusable here, naming the reason. */
-static inline void gt_require_uring(void)
+/* io_uring is refused here: io_uring_setup, io_uring_register or
+ * io_uring_enter fails with EPERM, EACCES, EOPNOTSUPP or ENOSYS (a seccomp
+ * profile, kernel.io_uring_disabled, gVisor), where a runtime falls back to
+ * the epoll tier by itself. Raw system calls, no runtime: callable from any
+ * thread, a task's too. Probed once per process. */
+static inline bool gt_uring_refused(void)
+{
+	static atomic_int refused = -1;
+	int r = atomic_load(&refused);
+
+	if (r < 0) {
+		struct io_uring_params p;
+		long fd, e = 0;
+
+		memset(&p, 0, sizeof(p));
+		fd = syscall(__NR_io_uring_setup, 4, &p);
+		if (fd < 0) {
+			e = errno;
+		} else {
+			/* Unregistering what was never registered: ENXIO where
+			 * register is allowed, the profile's errno where not. */
+			if (syscall(__NR_io_uring_register, fd, IORING_UNREGISTER_BUFFERS, NULL,
+				    0) < 0)
+				e = errno;
+			if ((e == 0 || e == ENXIO) &&
+			    syscall(__NR_io_uring_enter, fd, 0, 0, 0, NULL, 0) < 0)
+				e = errno;
+			close((int)fd);
+		}
+		r = e == EPERM || e == EACCES || e == EOPNOTSUPP || e == ENOSYS;
+		atomic_store(&refused, r);
+	}
+	return r;
+}
+
+/* True when this process's runtimes run on the epoll tier: forced
+ * (GIONG_RING_TIER=epoll), or io_uring refused here, where the runtime
+ * falls back to it by itself (unless asked for io_uring only). */
+static inline bool gt_tier_epoll(void)
+{
+	const char *t = getenv("GIONG_RING_TIER");
+
+	if (t && !strcmp(t, "epoll"))
+		return true;
+	return !(t && !strcmp(t, "uring")) && gt_uring_refused();
+}
+
+/* In a test case that forces an io_uring tier through its config: skip the
+ * case (CMocka's skip()) where io_uring is refused, saying so; the rest of
+ * the program's cases still run, on the epoll tier. */
+#define gt_skip_if_uring_refused()                                                                 \
+	do {                                                                                       \
+		if (gt_uring_refused()) {                                                          \
+			print_message("skip: io_uring is refused here (seccomp, "                  \
+				      "kernel.io_uring_disabled): this case forces an io_uring "   \
+				      "tier\n");                                                   \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/* Exit 77 if no runtime can start here, naming the reason. Where io_uring
+ * is refused the runtime runs on the epoll tier and the test runs there;
+ * only GIONG_RING_TIER=uring (io_uring only) or a kernel too old for the
+ * io_uring tiers with the fallback off makes this a skip. */
+static inline void gt_require_runtime(void)
 {
 	struct giong_config c;
 	struct giong_runtime *rt;
@@ -216,6 +284,7 @@ static inline void gt_require_uring(void)
 
 	giong_config_init(&c);
 	c.workers = 1;
+	c.quiet_fallback = true;
 	err = giong_runtime_new(&c, &rt);
 	if (err == GIONG_EURING_DISABLED || err == GIONG_ENOURING || err == GIONG_EURING_OLD) {
 		fprintf(stderr, "SKIP: %s\n", giong_strerror(err));
@@ -310,6 +379,25 @@ static inline int gt_count_fds(void)
 	closedir(d);
 	return n - 1; /* the DIR's own descriptor */
 }
+
+#ifdef LIB_URING_H /* the tests that include <liburing.h> (and <fcntl.h>) first */
+/* Open @path with giong_io() (the ring, or the epoll tier's helper threads),
+ * from a task, and close what it opened: 0, or the open's error. */
+static inline int gt_io_open(const char *path, int flags)
+{
+	struct io_uring_sqe *sqe = giong_sqe();
+	int r;
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_openat(sqe, AT_FDCWD, path, flags, 0);
+	r = giong_io(sqe);
+	if (r < 0)
+		return r;
+	close(r);
+	return 0;
+}
+#endif
 
 /* Send all @len bytes on blocking socket @fd (plain peer threads): @len, or
  * -errno (-EPIPE for a send of 0). */

@@ -36,23 +36,23 @@
 #endif
 
 /*
- * gt_block_uring() - from now on io_uring_setup, io_uring_enter and io_uring_register fail
- * with @err (1..4095) in the calling thread, the threads and children it starts later and
+ * gt_block_uring_calls() - from now on the system calls numbered @a, @b and @c fail with
+ * @err (1..4095) in the calling thread, the threads and children it starts later and
  * what it execs: a seccomp filter is inherited across fork, clone and execve and cannot be
  * removed, which is what lets a launcher apply it to a whole program. A call made through
  * another architecture's ABI kills the process. Returns 0, or -1 with errno set when this
  * kernel (or valgrind) takes no seccomp filter.
  */
-static inline int gt_block_uring(int err)
+static inline int gt_block_uring_calls(int err, unsigned a, unsigned b, unsigned c)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GT_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, b, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, c, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
 	};
@@ -68,6 +68,21 @@ static inline int gt_block_uring(int err)
 	if (ret > 0) /* the ID of a thread that could not be synchronised */
 		errno = EBUSY;
 	return ret ? -1 : 0;
+}
+
+/* gt_block_uring() - io_uring_setup, io_uring_enter and io_uring_register fail with @err
+ * from now on (see gt_block_uring_calls()): Docker's, containerd's and gVisor's way. */
+static inline int gt_block_uring(int err)
+{
+	return gt_block_uring_calls(err, __NR_io_uring_setup, __NR_io_uring_enter,
+				    __NR_io_uring_register);
+}
+
+/* gt_block_uring_call() - only the system call numbered @nr fails with @err from now on: a
+ * profile that lets a ring be made but not registered or entered. */
+static inline int gt_block_uring_call(int err, unsigned nr)
+{
+	return gt_block_uring_calls(err, nr, nr, nr);
 }
 
 #endif /* GIONG_TEST_URING_BLOCK_H */

@@ -489,6 +489,6 @@ int main(void)
 		cmocka_unit_test(test_unterminated_chain_block),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

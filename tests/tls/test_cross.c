@@ -426,6 +426,6 @@ int main(void)
 		cmocka_unit_test(test_client_cert_and_truncation),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

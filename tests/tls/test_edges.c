@@ -1220,6 +1220,6 @@ int main(void)
 		cmocka_unit_test(test_writev_pieces),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

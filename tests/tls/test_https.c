@@ -549,6 +549,6 @@ int main(void)
 		cmocka_unit_test(test_truncated_body), cmocka_unit_test(test_shutdown_in_progress),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

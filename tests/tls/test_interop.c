@@ -1170,6 +1170,6 @@ int main(void)
 			return GT_SKIP;
 		}
 	signal(SIGPIPE, SIG_IGN); /* a command that stops reading its stdin */
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

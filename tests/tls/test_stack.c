@@ -176,6 +176,6 @@ int main(void)
 	fprintf(stderr, "SKIP: stack depth is measured without AddressSanitizer\n");
 	return GT_SKIP;
 #endif
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

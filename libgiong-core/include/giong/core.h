@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * giong/core.h - libgiong-core: workers, fibers, the ring driver, timers,
- * loop callbacks, the receive buffer pool, channels and shutdown. Include this one header.
+ * loop callbacks, the receive buffer pool, channels, helper threads for
+ * blocking calls and shutdown. Include this one header.
  */
 #ifndef GIONG_CORE_H
 #define GIONG_CORE_H
@@ -11,6 +12,7 @@
 #include <giong/core/callback.h>
 #include <giong/core/chan.h>
 #include <giong/core/error.h>
+#include <giong/core/offload.h>
 #include <giong/core/op.h>
 #include <giong/core/runtime.h>
 #include <giong/core/task.h>

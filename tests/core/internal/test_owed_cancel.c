@@ -82,6 +82,6 @@ int main(void)
 		cmocka_unit_test(test_owed_cancel_is_sent),
 	};
 
-	gt_require_uring();
+	gt_require_runtime();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

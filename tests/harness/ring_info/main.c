@@ -32,6 +32,8 @@ static const char *tier_name(int t)
 		return "coop (COOP_TASKRUN | TASKRUN_FLAG)";
 	case GIONG_TIER_BASIC:
 		return "basic (no set-up flags)";
+	case GIONG_TIER_EPOLL:
+		return "epoll (no io_uring: epoll and non-blocking calls)";
 	default:
 		return "unknown";
 	}

@@ -19,12 +19,16 @@ GIONG_BEGIN_DECLS
 	XX(ESHUTDOWN, -4001, "the runtime is shutting down")                                       \
 	XX(EURING_DISABLED, -4002,                                                                 \
 	   "io_uring is disabled on this system: the sysctl kernel.io_uring_disabled is 1 or 2, "  \
-	   "or a seccomp profile (such as Docker's default) blocks io_uring_setup; "               \
+	   "or a seccomp profile (such as Docker's default) blocks io_uring; "                     \
 	   "set kernel.io_uring_disabled=0 or run the container with "                             \
-	   "--security-opt seccomp=unconfined")                                                    \
+	   "--security-opt seccomp=unconfined, or do not ask for io_uring only "                   \
+	   "(giong_config.uring_only, GIONG_RING_TIER=uring, a forced io_uring tier) "             \
+	   "and giong runs on its epoll tier")                                                     \
 	XX(ENOURING, -4003,                                                                        \
-	   "this kernel has no io_uring (io_uring_setup returned ENOSYS); giong needs Linux "      \
-	   "6.0 or newer with CONFIG_IO_URING")                                                    \
+	   "this kernel has no io_uring (io_uring_setup returned ENOSYS): it needs Linux 6.0 "     \
+	   "or newer with CONFIG_IO_URING; do not ask for io_uring only "                          \
+	   "(giong_config.uring_only, GIONG_RING_TIER=uring, a forced io_uring tier) "             \
+	   "and giong runs on its epoll tier")                                                     \
 	XX(EURING_OLD, -4004,                                                                      \
 	   "this kernel's io_uring lacks a feature giong needs (provided buffer rings or "         \
 	   "multishot operations); giong needs Linux 6.0 or newer")                                \

@@ -98,7 +98,8 @@ GIONG_API int giong_close_nowait(int fd);
  * returns: if it completed anyway its result is returned, otherwise
  * -ECANCELED or -ETIMEDOUT (also when a kernel worker that the cancel
  * interrupted in a blocking call ends it with -EINTR, as Linux 6.1 does, or
- * with the kernel's internal restart codes, as later kernels do; but a close
+ * with the kernel's internal restart codes, as later kernels do, or when the
+ * epoll tier's helper thread is so interrupted; but a close
  * so interrupted returns -EINTR: its descriptor is released, as close(2)
  * says). If the task was already cancelled or past its
  * deadline, the SQE is discarded and that code returned at once.

@@ -26,6 +26,13 @@ enum giong_ring_tier {
 	GIONG_TIER_DEFER = 1, /* SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1+) */
 	GIONG_TIER_COOP = 2,  /* COOP_TASKRUN | TASKRUN_FLAG (Linux 5.19+) */
 	GIONG_TIER_BASIC = 3, /* no set-up flags */
+	/* No io_uring: the same operations emulated with epoll and
+	 * non-blocking calls, files and paths on a pool of helper threads;
+	 * see docs/core.md, "The epoll tier". Chosen by itself when io_uring
+	 * is refused or missing (EPERM, EACCES, EOPNOTSUPP, ENOSYS: a seccomp
+	 * profile, kernel.io_uring_disabled, gVisor), unless uring_only; or
+	 * forced (ring_tier, GIONG_RING_TIER=epoll). */
+	GIONG_TIER_EPOLL = 4,
 };
 
 /*
@@ -49,9 +56,19 @@ struct giong_config {
 	 * default action: a program that must exit cleanly after the run blocks
 	 * both itself before calling it (programs/ and examples/ do). */
 	bool shutdown_on_signals;
-	uint32_t shutdown_grace_ms;     /* time fibers get to finish after shutdown; default 5000
+	uint32_t shutdown_grace_ms; /* time fibers get to finish after shutdown; default 5000
 				      * (the least is 1: cancel almost at once) */
-	enum giong_ring_tier ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic */
+	enum giong_ring_tier
+		ring_tier; /* 0: best available, or GIONG_RING_TIER=defer|coop|basic|epoll */
+	/* io_uring or nothing: where io_uring is refused or missing,
+	 * giong_runtime_new() fails with GIONG_EURING_DISABLED or GIONG_ENOURING
+	 * instead of falling back to the epoll tier; default false.
+	 * GIONG_RING_TIER=uring sets it. A forced tier (ring_tier, or
+	 * GIONG_RING_TIER=defer|coop|basic) never falls back either. */
+	bool uring_only;
+	/* No line on standard error when the epoll tier is chosen because
+	 * io_uring is refused; default false (one line per runtime). */
+	bool quiet_fallback;
 };
 
 /*
@@ -63,10 +80,16 @@ GIONG_API int giong_config_init(struct giong_config *cfg);
 /*
  * giong_runtime_new() - create a runtime from @cfg (NULL: defaults).
  * Checks the settings and that io_uring works here (creates and discards one
- * ring) so that a system that blocks io_uring fails now with a clear code:
- * GIONG_EURING_DISABLED, GIONG_ENOURING or GIONG_EURING_OLD (see
- * giong_strerror()). Returns 0 and an owned runtime in *@ret (free with
- * giong_runtime_free()), or -EINVAL for bad settings, -ENOMEM.
+ * ring, registers a buffer ring, enters once). Where io_uring is refused or
+ * missing (EPERM, EACCES, EOPNOTSUPP, ENOSYS) the runtime runs on the epoll
+ * tier instead and says so in one line on standard error, naming the cause
+ * (quiet_fallback: silent); with uring_only or a forced io_uring tier it
+ * fails with a clear code instead: GIONG_EURING_DISABLED or GIONG_ENOURING
+ * (see giong_strerror()). GIONG_EURING_OLD: this kernel's io_uring lacks
+ * what giong needs (no fallback: io_uring works, only too old). On the epoll
+ * tier (GIONG_TIER_EPOLL) no ring is made. Returns 0 and an owned runtime in
+ * *@ret (free with giong_runtime_free()), or -EINVAL for bad settings,
+ * -ENOMEM.
  */
 GIONG_API int giong_runtime_new(const struct giong_config *cfg, struct giong_runtime **ret);
 
@@ -149,8 +172,8 @@ GIONG_API int giong_ring_tier(void);
 /* Counters of one worker. They count structure, not time, so tests may
  * assert on them. */
 struct giong_stats {
-	uint64_t ticks;          /* turns of the worker loop */
-	uint64_t enters;         /* io_uring_enter system calls */
+	uint64_t ticks;  /* turns of the worker loop */
+	uint64_t enters; /* io_uring_enter system calls (epoll tier: submissions, epoll_waits) */
 	uint64_t sqes_submitted; /* SQEs handed to the kernel */
 	uint64_t cqes_reaped;    /* CQEs consumed */
 	uint64_t parks;          /* enters that waited for a completion or a timer */
@@ -166,6 +189,7 @@ struct giong_stats {
 	uint32_t timers_armed;
 	uint32_t recvbufs_total; /* buffers in the receive pool */
 	uint32_t recvbufs_free;  /* buffers the kernel may fill now */
+	uint32_t ring_tier; /* enum giong_ring_tier the worker runs on (as giong_ring_tier()) */
 };
 
 /*

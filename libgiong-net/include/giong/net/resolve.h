@@ -11,10 +11,13 @@
  * environment variables apply (CARES_HOSTS names another hosts file,
  * LOCALDOMAIN and RES_OPTIONS as for glibc).
  *
- * Without c-ares, and with it outside a task (a plain thread, a completion
- * callback), a lookup calls getaddrinfo(), which blocks the whole worker
- * for as long as the system's resolver takes. giong_resolver_backend()
- * says which one this build has.
+ * Without c-ares, a lookup from a task calls getaddrinfo() on one of the
+ * runtime's helper threads (giong_offload(), <giong/core/offload.h>) and
+ * parks only that task too; with or without c-ares, a lookup outside a
+ * task (a plain thread, a completion callback) calls getaddrinfo() on the
+ * calling thread, which blocks (a worker's callback: the whole worker) for
+ * as long as the system's resolver takes. giong_resolver_backend() says
+ * which one this build has.
  *
  * Numeric addresses ("192.0.2.1", "::1") and "localhost" never reach either
  * resolver.
@@ -34,18 +37,26 @@ GIONG_BEGIN_DECLS
  * giong_resolve() - the addresses of @host with port @port, in the order to
  * try them (RFC 6724: both families, the preferred first), written to
  * @out[0..@max). @family is AF_UNSPEC (both), AF_INET or AF_INET6.
- * A lookup that the task's deadline (giong_deadline_in()) or a cancel
- * interrupts returns at once; the c-ares query it started ends in the
- * background and its result is dropped.
+ * With c-ares, a lookup that the task's deadline (giong_deadline_in()) or
+ * a cancel interrupts returns at once; the c-ares query it started ends in
+ * the background and its result is dropped. Without c-ares, a deadline or
+ * cancel that comes while the lookup waits for a helper thread returns at
+ * once (getaddrinfo() never runs); once getaddrinfo() runs it cannot be cut
+ * short: the task waits for it (the system's own timeouts, resolv.conf's
+ * timeout and attempts) and gets its answer, the cancel or deadline still
+ * in force for the task's next call. @host and @out are lent to the helper
+ * until the call returns.
  * Returns the number of addresses written (1..@max); -EINVAL for a NULL or
  * over-long @host, NULL @out, @max 0, @port > 65535 or another @family;
  * -EHOSTUNREACH when the name has no address of that family (it does not
  * exist, or has only the other family's); -ETIMEDOUT (the task's deadline,
- * or the DNS servers did not answer within c-ares's timeout and tries);
- * -ECANCELED; -ECONNREFUSED (a server refused the connection); -EIO (the
- * servers failed: SERVFAIL, REFUSED, a malformed answer); -ENOMEM.
- * May suspend (with c-ares, in a task); otherwise blocks. Owner worker only
- * for the asynchronous path.
+ * or the DNS servers did not answer within the resolver's timeout and
+ * tries: getaddrinfo()'s EAI_AGAIN); -ECANCELED; -ECONNREFUSED (a server
+ * refused the connection); -EIO (the servers failed: SERVFAIL, REFUSED, a
+ * malformed answer); -ENOMEM; from getaddrinfo(), the system's -errno of
+ * an EAI_SYSTEM failure.
+ * May suspend (in a task); otherwise blocks. Owner worker only for the
+ * asynchronous path.
  */
 GIONG_API int giong_resolve(const char *host, unsigned port, int family, struct giong_addr *out,
 			    size_t max);
