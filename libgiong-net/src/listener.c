@@ -10,11 +10,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -212,11 +214,38 @@ int giong_listener_from_fd(int fd, const struct giong_listen_options *opts,
 	return r;
 }
 
+/*
+ * The default backlog: the system's net.core.somaxconn, read once. The kernel
+ * caps any backlog at it, so this is the deepest queue the system allows; a
+ * fixed 1024 overflowed here when 5,000 clients connected at once (each
+ * dropped SYN costs its client a one-second retransmit). Where the file
+ * cannot be read (no /proc in a container), SOMAXCONN: the kernel's default
+ * since 5.4 (4096), capped by the kernel as any other value.
+ */
+static int default_backlog(void)
+{
+	static int cached; /* 0: not read yet; races only read the same file twice */
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!v) {
+		char buf[24] = {0};
+		int fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		long l = n > 0 ? strtol(buf, NULL, 10) : 0;
+
+		if (fd >= 0)
+			close(fd);
+		v = l > 0 && l <= INT_MAX ? (int)l : SOMAXCONN;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 /* socket + options + bind + listen; returns the descriptor or -errno. */
 int giong__net_listen_socket(const struct giong_addr *a, const struct giong_listen_options *opts)
 {
 	int one = 1, fd, family = a->ss.ss_family;
-	int backlog = opts && opts->backlog > 0 ? opts->backlog : 1024;
+	int backlog = opts && opts->backlog > 0 ? opts->backlog : default_backlog();
 
 	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)

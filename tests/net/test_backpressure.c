@@ -8,9 +8,13 @@
  *    (the pool runs dry: -ENOBUFS, re-arm, copy off the pool);
  *  - a dry pool takes unread buffers back from streams nobody reads;
  *  - an accept backlog over max_pending pauses accepting;
+ *  - the kernel's listen queue is as deep as the system allows by default
+ *    (net.core.somaxconn), or what the options ask;
  *  - a stalled connection (a peer that never reads) does not starve another
  *    connection on the same worker.
  */
+#include <limits.h>
+
 #include "net_test.h"
 
 /* ------------------------------------------- (a) an owner that does not read */
@@ -572,6 +576,90 @@ static void test_accept_backlog_pauses(void **state)
 	gt_assert_fds(fds);
 }
 
+/* The listening socket on @port, found among our descriptors: the listener
+ * does not hand out its own. -1 if none. */
+static int listening_fd_on(int port)
+{
+	for (int fd = 3; fd < 1024; fd++) {
+		struct sockaddr_in a;
+		socklen_t al = sizeof(a);
+		int on = 0;
+		socklen_t ol = sizeof(on);
+
+		if (getsockname(fd, (struct sockaddr *)&a, &al) == 0 && a.sin_family == AF_INET &&
+		    ntohs(a.sin_port) == port &&
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) == 0 && on)
+			return fd;
+	}
+	return -1;
+}
+
+/* The listen queue's length as the kernel keeps it (TCP_INFO on a
+ * listening socket: tcpi_sacked is its backlog), or -errno. */
+static int listen_queue_max(struct giong_listener *l)
+{
+	struct tcp_info ti;
+	socklen_t tl = sizeof(ti);
+	int fd = listening_fd_on(nt_listener_port(l));
+
+	if (fd < 0)
+		return -ENOENT;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+		return -errno;
+	return (int)ti.tcpi_sacked;
+}
+
+struct queue_depths {
+	int by_default, asked_128, asked_too_many;
+};
+
+static void queue_depths_main(unsigned w, void *arg)
+{
+	struct queue_depths *q = arg;
+	struct giong_listen_options o = {0};
+	struct giong_listener *l;
+
+	(void)w;
+	q->by_default = q->asked_128 = q->asked_too_many = -1;
+	if (giong_tcp_listen("127.0.0.1:0", NULL, &l) == 0) {
+		q->by_default = listen_queue_max(l);
+		giong_listener_close(l);
+	}
+	o.backlog = 128;
+	if (giong_tcp_listen("127.0.0.1:0", &o, &l) == 0) {
+		q->asked_128 = listen_queue_max(l);
+		giong_listener_close(l);
+	}
+	o.backlog = INT_MAX;
+	if (giong_tcp_listen("127.0.0.1:0", &o, &l) == 0) {
+		q->asked_too_many = listen_queue_max(l);
+		giong_listener_close(l);
+	}
+}
+
+static void test_listen_queue_depth(void **state)
+{
+	struct giong_config c = gt_config(1);
+	struct queue_depths q;
+	FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
+	int somaxconn = 0;
+
+	(void)state;
+	if (!f || fscanf(f, "%d", &somaxconn) != 1)
+		somaxconn = SOMAXCONN;
+	if (f)
+		fclose(f);
+	gt_run(&c, queue_depths_main, &q, NULL);
+	print_message("somaxconn %d: default %d, asked 128: %d, asked INT_MAX: %d\n", somaxconn,
+		      q.by_default, q.asked_128, q.asked_too_many);
+	/* A burst of connections waits in a queue as deep as the system allows
+	 * (1024 used to overflow with 5,000 clients at once). */
+	assert_int_equal(q.by_default, somaxconn);
+	assert_int_equal(q.asked_128, 128);
+	/* More than the system allows: the kernel's cap, not an error. */
+	assert_int_equal(q.asked_too_many, somaxconn);
+}
+
 /* ---------------------------------- (d) a stall does not starve the rest */
 
 #define PINGS 200
@@ -709,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_four_buffers_32_connections),
 		cmocka_unit_test(test_dry_pool_reclaims_unread),
 		cmocka_unit_test(test_accept_backlog_pauses),
+		cmocka_unit_test(test_listen_queue_depth),
 		cmocka_unit_test(test_stall_does_not_starve),
 	};
 

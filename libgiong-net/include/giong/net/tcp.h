@@ -25,7 +25,11 @@ struct giong_listener;
 
 /* Listener settings. Zero fields take the defaults. */
 struct giong_listen_options {
-	int backlog;          /* listen(2) backlog; default 1024 */
+	/* listen(2) backlog: connections the kernel has completed that no
+	 * accept has taken yet. Default: the system's net.core.somaxconn
+	 * (read once; SOMAXCONN where /proc is missing). The kernel caps any
+	 * larger value at somaxconn. */
+	int backlog;
 	unsigned max_pending; /* accepted but not yet taken; default 1024 */
 	bool no_reuseport;    /* do not set SO_REUSEPORT (default: set) */
 	bool v6only;          /* IPv6 sockets accept IPv6 only */
