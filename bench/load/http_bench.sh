@@ -6,7 +6,8 @@
 # medians with the per-round spread: requests/s, p50/p99 latency (wrk --latency), server CPU
 # per request (utime+stime of the server's processes from /proc/PID/stat over wrk's run),
 # system calls per request (perf's raw_syscalls:sys_enter in a separate shorter pass, round 1),
-# resident memory (VmRSS of the server's processes after each run) and, unless --idle 0,
+# resident memory (VmRSS of the server's processes after each run), listen-queue drops
+# during each run (TcpExt ListenDrops) and, unless --idle 0,
 # resident memory per idle keep-alive connection (idle_conns: N connections that each made
 # one request; the server's RSS before and after, divided by N).
 #
@@ -247,7 +248,7 @@ parse_wrk() {
 }
 
 RAW=$WORK/raw.tsv
-printf 'round\tserver\tcase\treqs_per_s\tcpu_us_per_req\tserver_util\tp50_us\tp99_us\trss_kib\tbytes_per_resp\terrors\tother_load\ttries\tsyscalls_per_req\tsys_pass_reqs_per_s\tclient_util\n' >"$RAW"
+printf 'round\tserver\tcase\treqs_per_s\tcpu_us_per_req\tserver_util\tp50_us\tp99_us\trss_kib\tbytes_per_resp\terrors\tother_load\ttries\tsyscalls_per_req\tsys_pass_reqs_per_s\tclient_util\tlisten_drops\n' >"$RAW"
 IDLE=$WORK/idle.tsv
 printf 'round\tserver\tconns\trss_before_kib\trss_after_kib\tbytes_per_conn\n' >"$IDLE"
 
@@ -255,14 +256,16 @@ printf 'round\tserver\tconns\trss_before_kib\trss_after_kib\tbytes_per_conn\n' >
 measure() {
 	local i=$1 cs=$2 path=${2%%:*} rest=${2#*:} conns depth out parsed best="" best_other=99 try
 	local t0 t1 b0 b1 c0 c1 pids other util cutil cpu rss sys="NA NA" best_cutil=NA
+	local d0 d1 drops best_drops=NA
 	conns=${rest%%:*} depth=${rest#*:}
 	for ((try = 1; try <= retries + 1; try++)); do
 		wait_for_quiet
 		[[ $warmup -gt 0 ]] && { wrk_run "$path" "$conns" "$depth" "$warmup" >/dev/null 2>&1 || true; }
 		pids=$(tree "$srv_pid")
-		c0=$(cpu_ticks "$pids") b0=$(busy_ticks) t0=$(date +%s.%N)
+		d0=$(listen_drops) c0=$(cpu_ticks "$pids") b0=$(busy_ticks) t0=$(date +%s.%N)
 		out=$(wrk_run "$path" "$conns" "$depth" "$secs" 2>&1) || true
-		t1=$(date +%s.%N) b1=$(busy_ticks) c1=$(cpu_ticks "$pids")
+		t1=$(date +%s.%N) b1=$(busy_ticks) c1=$(cpu_ticks "$pids") d1=$(listen_drops)
+		drops=$((d1 - d0))
 		rss=$(rss_kib "$(tree "$srv_pid")")
 		parsed=$(parse_wrk "$out")
 		if [[ -z $parsed ]]; then
@@ -279,6 +282,7 @@ measure() {
 		cutil=$(awk -v c="$7" -v hz="$HZ" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", c / hz / (b - a) }')
 		if awk -v a="$other" -v b="$best_other" 'BEGIN { exit !(a < b) }'; then
 			best="$1 $cpu $util $3 $4 $rss $5 $6" best_other=$other best_cutil=$cutil
+			best_drops=$drops
 			# wrk's latencies are wrong when pipelining: its coordinated-omission
 			# correction takes one response per batch (its p99 even comes out as 0).
 			[[ $depth -gt 1 ]] && best="$1 $cpu $util NA NA $rss $5 $6"
@@ -298,9 +302,9 @@ measure() {
 		failures=$((failures + 1))
 	fi
 	# shellcheck disable=SC2086
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" \
 		"${names[$i]}" "$cs" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$best_other" "$try" $sys \
-		"$best_cutil" >>"$RAW"
+		"$best_cutil" "$best_drops" >>"$RAW"
 	say "round $round/$rounds ${names[$i]} $path c=$conns d=$depth: $1 req/s, $2 us/req," \
 		"p50 $4 us, rss $6 KiB, other load $best_other"
 }
@@ -432,8 +436,8 @@ sep="|---|---|---:"
 hdr+=" | server CPU µs/req"
 sep+="|---:"
 [[ $have_base -eq 1 ]] && hdr+=" | × $baseline" sep+="|---:"
-hdr+=" | syscalls/req | p50 µs | p99 µs | server CPU | wrk CPU | RSS KiB | B/resp | other load |"
-sep+="|---:|---:|---:|---:|---:|---:|---:|---:|"
+hdr+=" | syscalls/req | p50 µs | p99 µs | server CPU | wrk CPU | RSS KiB | B/resp | other load | listen drops |"
+sep+="|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 echo "$hdr"
 echo "$sep"
 for c in "${cases[@]}"; do
@@ -451,7 +455,8 @@ for c in "${cases[@]}"; do
 		row+=" | $(cell "$RAW" "$n" 3 "$c" 7 '%.0f') | $(cell "$RAW" "$n" 3 "$c" 8 '%.0f')"
 		row+=" | $(med "$RAW" "$n" 3 "$c" 6) | $(med "$RAW" "$n" 3 "$c" 16)"
 		row+=" | $(cell "$RAW" "$n" 3 "$c" 9 '%.0f')"
-		row+=" | $(med "$RAW" "$n" 3 "$c" 10) | $(med "$RAW" "$n" 3 "$c" 12) |"
+		row+=" | $(med "$RAW" "$n" 3 "$c" 10) | $(med "$RAW" "$n" 3 "$c" 12)"
+		row+=" | $(cell "$RAW" "$n" 3 "$c" 17 '%.0f') |"
 		echo "$row"
 	done
 done
@@ -460,7 +465,8 @@ echo "server CPU, wrk CPU: fraction of one CPU over wrk's run (all the server's 
 	"the server's processes after the run; B/resp: bytes read by wrk per response (head + body);" \
 	"other load: CPU used by other processes on the two CPUs (a run above $max_other was" \
 	"retried up to $retries time(s), the quietest kept); no latency for pipelined runs: wrk" \
-	"measures one per batch and then corrects them as if each were one request."
+	"measures one per batch and then corrects them as if each were one request; listen drops:" \
+	"connections the system's listen queues dropped during the measured run (TcpExt ListenDrops)."
 if [[ $syscalls == perf ]]; then
 	line="Throughput during the syscall pass (perf attached), req/s:"
 	for n in "${names[@]}"; do

@@ -134,6 +134,14 @@ busy_ticks() {
 		'$1 == a || $1 == b { t += $2 + $3 + $4 + $7 + $8 } END { print t }' /proc/stat
 }
 
+# listen_drops: the system's count of connections its listen queues dropped (TcpExt
+# ListenDrops in /proc/net/netstat: it includes ListenOverflows, a full accept queue). System
+# wide: on loopback with only our servers listening, the server's; 0 where it is unreadable.
+listen_drops() {
+	awk '$1 == "TcpExt:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "ListenDrops") c = i; n = 1 }
+		else v = $c } END { print v + 0 }' /proc/net/netstat 2>/dev/null || echo 0
+}
+
 # wait_for_quiet: until the two CPUs together are busy less than max_other (nothing of ours
 # runs now, apart from an idle server: it is all others' load), for at most wait_quiet s
 wait_for_quiet() {
