@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* parse.c - the request head: our scanner, the semantic checks, http-parser's second
- * opinion (parse.h says how they fit). */
+ * opinion where the head is not plain (parse.h says how they fit). */
 #include <errno.h>
 #include <string.h>
 
@@ -384,6 +384,111 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
+/* pchar (RFC 3986 3.3), "/" and "?": bytes that http-parser's URL states take as
+ * path or query, in strict builds and others alike ("#" never: a fragment). */
+static bool target_byte_plain(unsigned char c)
+{
+	static const char punct[] = "-._~!$&'()*+,;=:@/?%";
+
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	return c && memchr(punct, c, sizeof(punct) - 1);
+}
+
+/* A framing field's value as http-parser must read it: exactly @want (case aside)
+ * with the CR right after it, as the value's span ends before trailing OWS. */
+static bool value_exactly(const struct giong_http_field *f, const char *want)
+{
+	return giong__http_token_eq(f->value, f->value_len, want) && f->value[f->value_len] == '\r';
+}
+
+/* The field names whose values http-parser reads, in the order of special_name(). */
+enum {
+	NAME_OTHER,
+	NAME_CONNECTION,
+	NAME_CONTENT_LENGTH,
+	NAME_TRANSFER_ENCODING,
+	NAME_UPGRADE,
+	NAME_PROXY_CONNECTION,
+	NAME_LIKE, /* a name one of them begins, or that begins with one */
+};
+
+/*
+ * Which of those @n[0..len) is (case aside). http-parser tells them apart
+ * byte by byte as the name comes, and acts on a whole match before the name
+ * has ended: after "Transfer-Encoding" it clears its chunked flag even when
+ * the name goes on ("Transfer-Encodingx: y" after "Transfer-Encoding:
+ * chunked" leaves it reading no chunked body; found by fuzz_http_request). So
+ * a name that shares a whole prefix with one of them is not plain either.
+ */
+static int special_name(const char *n, uint32_t len)
+{
+	static const char *const names[] = {"connection", "content-length", "transfer-encoding",
+					    "upgrade", "proxy-connection"};
+	unsigned char first = (unsigned char)n[0] | 0x20;
+
+	/* most names start with none of c, t, u, p: one comparison for them */
+	if (first != 'c' && first != 't' && first != 'u' && first != 'p')
+		return NAME_OTHER;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const char *m = names[k];
+		uint32_t i = 0;
+
+		/* names are tchar: "| 0x20" lowers a letter and turns no other
+		 * tchar into a letter or into '-' */
+		while (i < len && m[i] && ((unsigned char)n[i] | 0x20) == (unsigned char)m[i])
+			i++;
+		if (i == len || !m[i])
+			return i == len && !m[i] ? NAME_CONNECTION + (int)k : NAME_LIKE;
+	}
+	return NAME_OTHER;
+}
+
+bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
+{
+	const unsigned char *b;
+	unsigned char high = 0;
+
+	if (!h || !h->method || len > GIONG__HTTP_PLAIN_HEAD_MAX)
+		return false;
+	if (h->method_id == GIONG_HTTP_OTHER || h->method_id == GIONG_HTTP_CONNECT ||
+	    h->version_major != 1 || h->version_minor != 1 || h->form != GIONG__HTTP_ORIGIN_FORM)
+		return false;
+	for (uint32_t i = 0; i < h->target_len; i++)
+		if (!target_byte_plain((unsigned char)h->target[i]))
+			return false;
+	/* obs-text anywhere (values are the only place left that may hold it) */
+	b = (const unsigned char *)h->method;
+	for (size_t i = 0; i < len; i++)
+		high |= b[i];
+	if (high & 0x80)
+		return false;
+	for (uint32_t i = 0; i < h->nfields; i++) {
+		const struct giong_http_field *f = &h->fields[i];
+
+		switch (special_name(f->name, f->name_len)) {
+		case NAME_OTHER:
+			break;
+		case NAME_CONNECTION:
+			if (!value_exactly(f, "close") && !value_exactly(f, "keep-alive"))
+				return false;
+			break;
+		case NAME_CONTENT_LENGTH:
+			/* 18 digits stay below http-parser's overflow bound, about 1.8e18 * 10 */
+			if (f->value_len > 18 || f->value[f->value_len] != '\r')
+				return false;
+			break;
+		case NAME_TRANSFER_ENCODING:
+			if (!value_exactly(f, "chunked"))
+				return false;
+			break;
+		default:
+			return false; /* Upgrade, Proxy-Connection, or a name like one */
+		}
+	}
+	return true;
+}
+
 /* A refusal: its status through @status, the return value an errno. */
 static int refused(int *status, int r)
 {
@@ -396,6 +501,15 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 			   struct giong__http_scan *sc, struct giong__http_head *h,
 			   struct giong_http_field *fields, int *status)
 {
+	return giong__http_parse_head_full(buf, len, lim, sc, h, fields, status, false);
+}
+
+int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_http_limits *lim,
+				struct giong__http_scan *sc, struct giong__http_head *h,
+				struct giong_http_field *fields, int *status, bool second_always)
+{
+	size_t head_len;
+
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};
 	struct giong__http_head out = {0};
@@ -423,8 +537,11 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 	if (r == 0)
 		return 0;
 	split(buf, sc, &out, fields);
-	if ((r = semantics(&out)) ||
-	    (r = second_opinion(buf + sc->rl_start, sc->pos - sc->rl_start, &out)))
+	if ((r = semantics(&out)))
+		return refused(status, r);
+	head_len = sc->pos - sc->rl_start;
+	if ((second_always || !giong__http_head_plain(&out, head_len)) &&
+	    (r = second_opinion(buf + sc->rl_start, head_len, &out)))
 		return refused(status, r);
 	*h = out;
 	return (int)sc->pos;
