@@ -26,9 +26,13 @@ enum scan_state {
 	S_DONE = GIONG__HTTP_S_DONE,
 };
 
-/* The methods http-parser knows, as its table names them (M-SEARCH included). */
-static const char *const known_methods[] = {
-#define XX(num, name, string) #string,
+/* The methods http-parser knows, as its table names them (M-SEARCH included),
+ * with their lengths: every head looks its method up here. */
+static const struct {
+	const char *name;
+	size_t len;
+} known_methods[] = {
+#define XX(num, name, string) {#string, sizeof(#string) - 1},
 	HTTP_METHOD_MAP(XX)
 #undef XX
 };
@@ -36,7 +40,7 @@ static const char *const known_methods[] = {
 static bool method_known(const char *m, size_t len)
 {
 	for (size_t i = 0; i < sizeof(known_methods) / sizeof(known_methods[0]); i++)
-		if (strlen(known_methods[i]) == len && !memcmp(known_methods[i], m, len))
+		if (known_methods[i].len == len && !memcmp(known_methods[i].name, m, len))
 			return true;
 	return false;
 }
@@ -77,6 +81,30 @@ static uint32_t run_ahead(const unsigned char *b, size_t len, const struct giong
 }
 
 /*
+ * The end of the request line at @i, s->state S_V0, when it is "HTTP/1.1" or
+ * "HTTP/1.0" and CRLF, all ten bytes there and inside both limits: the loop
+ * below would take them one dispatch each and come to the same state (or the
+ * same 501) at the LF. -1 when it is anything else, for the loop to read.
+ */
+static int version_crlf(const unsigned char *b, size_t len, const struct giong_http_limits *lim,
+			struct giong__http_scan *s, uint32_t i)
+{
+	/* the last byte the line's limit counts is the version's last digit */
+	if (len - i < 10 || i + 10 > lim->head || i + 8 - s->rl_start > lim->request_line)
+		return -1;
+	if (memcmp(b + i, "HTTP/1.", 7) || (b[i + 7] != '1' && b[i + 7] != '0') ||
+	    b[i + 8] != '\r' || b[i + 9] != '\n')
+		return -1;
+	s->vmajor = 1;
+	s->vminor = b[i + 7] - '0';
+	if (!method_known((const char *)b + s->rl_start, s->method_len))
+		return -501;
+	s->state = S_LINE;
+	s->pos = i + 10;
+	return 0;
+}
+
+/*
  * The scanner: from s->pos to len, one byte at a time. Returns 1 when the empty line
  * ending the head has been read (s->pos is the head's length), 0 for need more, or
  * minus a status. Decides at the first byte that shows a refusal.
@@ -93,6 +121,14 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 		if (i == len) {
 			s->pos = i;
 			break;
+		}
+		if (s->state == S_V0) {
+			int r = version_crlf(b, len, lim, s, i);
+
+			if (r == 0)
+				continue;
+			if (r < -1)
+				return r;
 		}
 		c = b[i];
 		if (i >= lim->head)
@@ -210,7 +246,7 @@ static void split(const char *b, const struct giong__http_scan *s, struct giong_
 	h->target_len = (uint32_t)(p - h->target);
 	h->version_major = s->vmajor;
 	h->version_minor = s->vminor;
-	p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+	p += sizeof(" HTTP/d.d\r\n") - 1; /* the scanner saw exactly that */
 	h->fields = fields;
 	giong__http_split_fields(p, end, fields, &h->nfields);
 }
@@ -384,15 +420,34 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
-/* pchar (RFC 3986 3.3), "/" and "?": bytes that http-parser's URL states take as
- * path or query, in strict builds and others alike ("#" never: a fragment). */
+/* Bit c: byte c is pchar (RFC 3986 3.3: unreserved, pct-encoded's "%", sub-delims,
+ * ":", "@"), "/" or "?", which http-parser's URL states take as path or query in
+ * strict builds and others alike ("#" never: a fragment). */
+static const uint32_t target_set[4] = {
+	0x00000000, /* 0x00-0x1f: controls */
+	0xaffffff2, /* 0x20-0x3f: ! $ % & ' ( ) * + , - . / 0-9 : ; = ? */
+	0x87ffffff, /* 0x40-0x5f: @ A-Z _ */
+	0x47fffffe, /* 0x60-0x7f: a-z ~ */
+};
+
 static bool target_byte_plain(unsigned char c)
 {
-	static const char punct[] = "-._~!$&'()*+,;=:@/?%";
+	return c < 0x80 && (target_set[c >> 5] >> (c & 31)) & 1;
+}
 
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && memchr(punct, c, sizeof(punct) - 1);
+/* No byte of b[0..len) above 0x7F: eight at a time. */
+static bool ascii(const unsigned char *b, size_t len)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
+		acc |= b[i];
+	return !(acc & 0x8080808080808080ull);
 }
 
 /* A framing field's value as http-parser must read it: exactly @want (case aside)
@@ -446,9 +501,6 @@ static int special_name(const char *n, uint32_t len)
 
 bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
 {
-	const unsigned char *b;
-	unsigned char high = 0;
-
 	if (!h || !h->method || len > GIONG__HTTP_PLAIN_HEAD_MAX)
 		return false;
 	if (h->method_id == GIONG_HTTP_OTHER || h->method_id == GIONG_HTTP_CONNECT ||
@@ -458,10 +510,7 @@ bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
 		if (!target_byte_plain((unsigned char)h->target[i]))
 			return false;
 	/* obs-text anywhere (values are the only place left that may hold it) */
-	b = (const unsigned char *)h->method;
-	for (size_t i = 0; i < len; i++)
-		high |= b[i];
-	if (high & 0x80)
+	if (!ascii((const unsigned char *)h->method, len))
 		return false;
 	for (uint32_t i = 0; i < h->nfields; i++) {
 		const struct giong_http_field *f = &h->fields[i];
