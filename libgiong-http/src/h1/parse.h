@@ -112,7 +112,10 @@ int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_
  *  - at most GIONG__HTTP_PLAIN_HEAD_MAX bytes, none above 0x7E (no obs-text);
  *  - no Upgrade or Proxy-Connection field; Content-Length of at most 18 digits,
  *    Transfer-Encoding exactly "chunked", Connection exactly "close" or
- *    "keep-alive" (case aside), each with nothing after it before its CR.
+ *    "keep-alive" (case aside), each with nothing after it before its CR; no
+ *    other field name that begins like one of those five or that one of them
+ *    begins ("Transfer-Encodingx", "Content-"): http-parser acts on a name's
+ *    whole match before the name ends.
  * What the scanner and the semantic checks already ensure (CRLF, tchar names, no
  * CTL, no obs-fold, one Host, no duplicate framing field) is not checked again.
  * False for NULL.
