@@ -8,6 +8,10 @@
  * second, the split point: the head is fed as a growing prefix (the bytes before the
  * split, then all of them) through one resumable scan state, each prefix in a heap
  * buffer of its exact size, and the answer must equal a single parse of the whole.
+ * The whole is parsed a second time with http-parser's second opinion forced
+ * (giong__http_parse_head_full()), so that http-parser reads every input, and the two
+ * answers must be one: on a plain head, where the server skips http-parser, this is
+ * the check that http-parser would have agreed.
  * A head that parses is checked (spans inside the buffer), and a chunked body is then
  * decoded from the bytes after the head, in two pieces split at the same point.
  * A disagreement traps; ASan and UBSan catch the rest.
@@ -22,7 +26,7 @@
 
 #define FIELDS_MAX 128
 
-static struct giong_http_field fields[FIELDS_MAX], fields2[FIELDS_MAX];
+static struct giong_http_field fields[FIELDS_MAX], fields2[FIELDS_MAX], fields3[FIELDS_MAX];
 
 static void inside(const char *p, size_t n, const char *buf, size_t len)
 {
@@ -61,10 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct giong_http_limits lim;
 	struct giong__http_scan sc = {0};
-	struct giong__http_head h, h2;
+	struct giong__http_head h, h2, h3;
 	size_t split;
 	char *whole, *prefix;
-	int r, r2, st = 0, st2 = 0;
+	int r, r2, r3, st = 0, st2 = 0, st3 = 0;
 
 	if (size < 2)
 		return 0;
@@ -83,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole = malloc(size ? size : 1);
 	memcpy(whole, data, size);
 	r = giong__http_parse_head(whole, size, &lim, NULL, &h, fields, &st);
+	r3 = giong__http_parse_head_full(whole, size, &lim, NULL, &h3, fields3, &st3, true);
+	if (r3 != r || (r == -EBADMSG && st3 != st))
+		__builtin_trap(); /* r > 0: a plain head http-parser refuses; else a bug */
 
 	prefix = malloc(split ? split : 1);
 	memcpy(prefix, data, split);

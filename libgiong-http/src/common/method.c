@@ -8,18 +8,20 @@
 
 int giong__http_method_id(const char *m, size_t len)
 {
+	/* with their lengths: every request comes here */
 	static const struct {
 		const char *name;
+		size_t len;
 		int id;
 	} ids[] = {
-		{"GET", GIONG_HTTP_GET},         {"HEAD", GIONG_HTTP_HEAD},
-		{"POST", GIONG_HTTP_POST},       {"PUT", GIONG_HTTP_PUT},
-		{"DELETE", GIONG_HTTP_DELETE},   {"CONNECT", GIONG_HTTP_CONNECT},
-		{"OPTIONS", GIONG_HTTP_OPTIONS}, {"TRACE", GIONG_HTTP_TRACE},
-		{"PATCH", GIONG_HTTP_PATCH},
+		{"GET", 3, GIONG_HTTP_GET},         {"HEAD", 4, GIONG_HTTP_HEAD},
+		{"POST", 4, GIONG_HTTP_POST},       {"PUT", 3, GIONG_HTTP_PUT},
+		{"DELETE", 6, GIONG_HTTP_DELETE},   {"CONNECT", 7, GIONG_HTTP_CONNECT},
+		{"OPTIONS", 7, GIONG_HTTP_OPTIONS}, {"TRACE", 5, GIONG_HTTP_TRACE},
+		{"PATCH", 5, GIONG_HTTP_PATCH},
 	};
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		if (strlen(ids[i].name) == len && !memcmp(ids[i].name, m, len))
+		if (ids[i].len == len && !memcmp(ids[i].name, m, len))
 			return ids[i].id;
 	return GIONG_HTTP_OTHER;
 }

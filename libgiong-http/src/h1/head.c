@@ -14,7 +14,8 @@ void giong__http_split_fields(const char *p, const char *end, struct giong_http_
 	*n = 0;
 	while (*p != '\r') {
 		struct giong_http_field *f = &fields[(*n)++];
-		const char *eol = memchr(p, '\r', (size_t)(end - p)), *v;
+		/* the first CR ends the line: the scanner let none into a value */
+		const char *eol = memchr(p, '\r', (size_t)(end - p)), *v, *next = eol + 2;
 
 		f->name = p;
 		while (*p != ':')
@@ -27,7 +28,7 @@ void giong__http_split_fields(const char *p, const char *end, struct giong_http_
 			eol--;
 		f->value = v;
 		f->value_len = (uint32_t)(eol - v);
-		p = (const char *)memchr(v, '\n', (size_t)(end - v)) + 1;
+		p = next;
 	}
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* parse.c - the request head: our scanner, the semantic checks, http-parser's second
- * opinion (parse.h says how they fit). */
+ * opinion where the head is not plain (parse.h says how they fit). */
 #include <errno.h>
 #include <string.h>
 
@@ -26,9 +26,13 @@ enum scan_state {
 	S_DONE = GIONG__HTTP_S_DONE,
 };
 
-/* The methods http-parser knows, as its table names them (M-SEARCH included). */
-static const char *const known_methods[] = {
-#define XX(num, name, string) #string,
+/* The methods http-parser knows, as its table names them (M-SEARCH included),
+ * with their lengths: every head looks its method up here. */
+static const struct {
+	const char *name;
+	size_t len;
+} known_methods[] = {
+#define XX(num, name, string) {#string, sizeof(#string) - 1},
 	HTTP_METHOD_MAP(XX)
 #undef XX
 };
@@ -36,7 +40,7 @@ static const char *const known_methods[] = {
 static bool method_known(const char *m, size_t len)
 {
 	for (size_t i = 0; i < sizeof(known_methods) / sizeof(known_methods[0]); i++)
-		if (strlen(known_methods[i]) == len && !memcmp(known_methods[i], m, len))
+		if (known_methods[i].len == len && !memcmp(known_methods[i].name, m, len))
 			return true;
 	return false;
 }
@@ -77,6 +81,30 @@ static uint32_t run_ahead(const unsigned char *b, size_t len, const struct giong
 }
 
 /*
+ * The end of the request line at @i, s->state S_V0, when it is "HTTP/1.1" or
+ * "HTTP/1.0" and CRLF, all ten bytes there and inside both limits: the loop
+ * below would take them one dispatch each and come to the same state (or the
+ * same 501) at the LF. -1 when it is anything else, for the loop to read.
+ */
+static int version_crlf(const unsigned char *b, size_t len, const struct giong_http_limits *lim,
+			struct giong__http_scan *s, uint32_t i)
+{
+	/* the last byte the line's limit counts is the version's last digit */
+	if (len - i < 10 || i + 10 > lim->head || i + 8 - s->rl_start > lim->request_line)
+		return -1;
+	if (memcmp(b + i, "HTTP/1.", 7) || (b[i + 7] != '1' && b[i + 7] != '0') ||
+	    b[i + 8] != '\r' || b[i + 9] != '\n')
+		return -1;
+	s->vmajor = 1;
+	s->vminor = b[i + 7] - '0';
+	if (!method_known((const char *)b + s->rl_start, s->method_len))
+		return -501;
+	s->state = S_LINE;
+	s->pos = i + 10;
+	return 0;
+}
+
+/*
  * The scanner: from s->pos to len, one byte at a time. Returns 1 when the empty line
  * ending the head has been read (s->pos is the head's length), 0 for need more, or
  * minus a status. Decides at the first byte that shows a refusal.
@@ -93,6 +121,14 @@ static int scan(const unsigned char *b, size_t len, const struct giong_http_limi
 		if (i == len) {
 			s->pos = i;
 			break;
+		}
+		if (s->state == S_V0) {
+			int r = version_crlf(b, len, lim, s, i);
+
+			if (r == 0)
+				continue;
+			if (r < -1)
+				return r;
 		}
 		c = b[i];
 		if (i >= lim->head)
@@ -210,7 +246,7 @@ static void split(const char *b, const struct giong__http_scan *s, struct giong_
 	h->target_len = (uint32_t)(p - h->target);
 	h->version_major = s->vmajor;
 	h->version_minor = s->vminor;
-	p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+	p += sizeof(" HTTP/d.d\r\n") - 1; /* the scanner saw exactly that */
 	h->fields = fields;
 	giong__http_split_fields(p, end, fields, &h->nfields);
 }
@@ -384,6 +420,124 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
+/* Bit c: byte c is pchar (RFC 3986 3.3: unreserved, pct-encoded's "%", sub-delims,
+ * ":", "@"), "/" or "?", which http-parser's URL states take as path or query in
+ * strict builds and others alike ("#" never: a fragment). */
+static const uint32_t target_set[4] = {
+	0x00000000, /* 0x00-0x1f: controls */
+	0xaffffff2, /* 0x20-0x3f: ! $ % & ' ( ) * + , - . / 0-9 : ; = ? */
+	0x87ffffff, /* 0x40-0x5f: @ A-Z _ */
+	0x47fffffe, /* 0x60-0x7f: a-z ~ */
+};
+
+static bool target_byte_plain(unsigned char c)
+{
+	return c < 0x80 && (target_set[c >> 5] >> (c & 31)) & 1;
+}
+
+/* No byte of b[0..len) above 0x7F: eight at a time. */
+static bool ascii(const unsigned char *b, size_t len)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
+		acc |= b[i];
+	return !(acc & 0x8080808080808080ull);
+}
+
+/* A framing field's value as http-parser must read it: exactly @want (case aside)
+ * with the CR right after it, as the value's span ends before trailing OWS. */
+static bool value_exactly(const struct giong_http_field *f, const char *want)
+{
+	return giong__http_token_eq(f->value, f->value_len, want) && f->value[f->value_len] == '\r';
+}
+
+/* The field names whose values http-parser reads, in the order of special_name(). */
+enum {
+	NAME_OTHER,
+	NAME_CONNECTION,
+	NAME_CONTENT_LENGTH,
+	NAME_TRANSFER_ENCODING,
+	NAME_UPGRADE,
+	NAME_PROXY_CONNECTION,
+	NAME_LIKE, /* a name one of them begins, or that begins with one */
+};
+
+/*
+ * Which of those @n[0..len) is (case aside). http-parser tells them apart
+ * byte by byte as the name comes, and acts on a whole match before the name
+ * has ended: after "Transfer-Encoding" it clears its chunked flag even when
+ * the name goes on ("Transfer-Encodingx: y" after "Transfer-Encoding:
+ * chunked" leaves it reading no chunked body; found by fuzz_http_request). So
+ * a name that shares a whole prefix with one of them is not plain either.
+ */
+static int special_name(const char *n, uint32_t len)
+{
+	static const char *const names[] = {"connection", "content-length", "transfer-encoding",
+					    "upgrade", "proxy-connection"};
+	unsigned char first = (unsigned char)n[0] | 0x20;
+
+	/* most names start with none of c, t, u, p: one comparison for them */
+	if (first != 'c' && first != 't' && first != 'u' && first != 'p')
+		return NAME_OTHER;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const char *m = names[k];
+		uint32_t i = 0;
+
+		/* names are tchar: "| 0x20" lowers a letter and turns no other
+		 * tchar into a letter or into '-' */
+		while (i < len && m[i] && ((unsigned char)n[i] | 0x20) == (unsigned char)m[i])
+			i++;
+		if (i == len || !m[i])
+			return i == len && !m[i] ? NAME_CONNECTION + (int)k : NAME_LIKE;
+	}
+	return NAME_OTHER;
+}
+
+bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
+{
+	if (!h || !h->method || len > GIONG__HTTP_PLAIN_HEAD_MAX)
+		return false;
+	if (h->method_id == GIONG_HTTP_OTHER || h->method_id == GIONG_HTTP_CONNECT ||
+	    h->version_major != 1 || h->version_minor != 1 || h->form != GIONG__HTTP_ORIGIN_FORM)
+		return false;
+	for (uint32_t i = 0; i < h->target_len; i++)
+		if (!target_byte_plain((unsigned char)h->target[i]))
+			return false;
+	/* obs-text anywhere (values are the only place left that may hold it) */
+	if (!ascii((const unsigned char *)h->method, len))
+		return false;
+	for (uint32_t i = 0; i < h->nfields; i++) {
+		const struct giong_http_field *f = &h->fields[i];
+
+		switch (special_name(f->name, f->name_len)) {
+		case NAME_OTHER:
+			break;
+		case NAME_CONNECTION:
+			if (!value_exactly(f, "close") && !value_exactly(f, "keep-alive"))
+				return false;
+			break;
+		case NAME_CONTENT_LENGTH:
+			/* 18 digits stay below http-parser's overflow bound, about 1.8e18 * 10 */
+			if (f->value_len > 18 || f->value[f->value_len] != '\r')
+				return false;
+			break;
+		case NAME_TRANSFER_ENCODING:
+			if (!value_exactly(f, "chunked"))
+				return false;
+			break;
+		default:
+			return false; /* Upgrade, Proxy-Connection, or a name like one */
+		}
+	}
+	return true;
+}
+
 /* A refusal: its status through @status, the return value an errno. */
 static int refused(int *status, int r)
 {
@@ -396,6 +550,15 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 			   struct giong__http_scan *sc, struct giong__http_head *h,
 			   struct giong_http_field *fields, int *status)
 {
+	return giong__http_parse_head_full(buf, len, lim, sc, h, fields, status, false);
+}
+
+int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_http_limits *lim,
+				struct giong__http_scan *sc, struct giong__http_head *h,
+				struct giong_http_field *fields, int *status, bool second_always)
+{
+	size_t head_len;
+
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};
 	struct giong__http_head out = {0};
@@ -423,8 +586,11 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 	if (r == 0)
 		return 0;
 	split(buf, sc, &out, fields);
-	if ((r = semantics(&out)) ||
-	    (r = second_opinion(buf + sc->rl_start, sc->pos - sc->rl_start, &out)))
+	if ((r = semantics(&out)))
+		return refused(status, r);
+	head_len = sc->pos - sc->rl_start;
+	if ((second_always || !giong__http_head_plain(&out, head_len)) &&
+	    (r = second_opinion(buf + sc->rl_start, head_len, &out)))
 		return refused(status, r);
 	*h = out;
 	return (int)sc->pos;

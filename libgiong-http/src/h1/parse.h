@@ -17,6 +17,12 @@
  *     whose callbacks must report the same target, the same fields and the same
  *     framing; on_headers_complete returns 1, and the body is never given to it, so
  *     a body is never parsed as a request.
+ *  3. except for a plain head (giong__http_head_plain()): one in forms so narrow
+ *     that http-parser reads them the way the scanner does, byte for byte. Its
+ *     second opinion could only agree, so the server does not ask for it (issue 28:
+ *     with 16 requests pipelined per write it was about 17 % of the server's CPU).
+ *     The fuzz target asks on every input and traps where a plain head would have
+ *     had another answer; tests/http/test_parse_plain.c crosses every edge.
  *
  * Every refusal closes the connection after its response (the caller's rule): after
  * a refused head the rest of the buffer is not a request boundary anyone can trust.
@@ -82,5 +88,38 @@ struct giong__http_scan {
 int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_limits *lim,
 			   struct giong__http_scan *scan, struct giong__http_head *h,
 			   struct giong_http_field *fields, int *status);
+
+/*
+ * giong__http_parse_head_full() - giong__http_parse_head() with http-parser's second
+ * opinion on every head, plain or not (@second_always true), for the tests and the
+ * fuzz target that check the plain heads' shortcut; false is giong__http_parse_head().
+ * Same arguments and returns.
+ */
+int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_http_limits *lim,
+				struct giong__http_scan *scan, struct giong__http_head *h,
+				struct giong_http_field *fields, int *status, bool second_always);
+
+/* The longest plain head (request line to empty line): far below http-parser's
+ * own limit (HTTP_MAX_HEADER_SIZE, 80 KiB), which a process may lower. */
+#define GIONG__HTTP_PLAIN_HEAD_MAX 8192
+
+/*
+ * giong__http_head_plain() - whether @h, a head giong__http_parse_head() accepted
+ * (its request line at h->method, @len bytes to the end of its empty line), is plain:
+ *  - method GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE or PATCH; HTTP/1.1;
+ *  - an origin-form target of pchar, "/" and "?" only (RFC 3986: unreserved,
+ *    pct-encoded, sub-delims, ":", "@");
+ *  - at most GIONG__HTTP_PLAIN_HEAD_MAX bytes, none above 0x7E (no obs-text);
+ *  - no Upgrade or Proxy-Connection field; Content-Length of at most 18 digits,
+ *    Transfer-Encoding exactly "chunked", Connection exactly "close" or
+ *    "keep-alive" (case aside), each with nothing after it before its CR; no
+ *    other field name that begins like one of those five or that one of them
+ *    begins ("Transfer-Encodingx", "Content-"): http-parser acts on a name's
+ *    whole match before the name ends.
+ * What the scanner and the semantic checks already ensure (CRLF, tchar names, no
+ * CTL, no obs-fold, one Host, no duplicate framing field) is not checked again.
+ * False for NULL.
+ */
+bool giong__http_head_plain(const struct giong__http_head *h, size_t len);
 
 #endif /* GIONG_HTTP_PARSE_H */
