@@ -32,6 +32,7 @@ void giong__direct_init(struct giong__worker *w, int want)
 	unsigned n;
 
 	w->direct_size = w->direct_used = 0;
+	w->direct_install = false;
 	if (w->ring.tier == GIONG_TIER_EPOLL || !(n = table_size(want)))
 		return;
 	/* Probed by doing it: a kernel before 5.19 (no sparse registration), a
@@ -42,6 +43,22 @@ void giong__direct_init(struct giong__worker *w, int want)
 	 * (6.0), close of a slot (5.15). */
 	if (io_uring_register_files_sparse(&w->ring.ring, n) == 0)
 		w->direct_size = n;
+	else
+		return;
+	/* Whether a slot's file can be given a descriptor: one probe per
+	 * worker (a seccomp profile may refuse it: then it cannot). */
+	struct io_uring_probe *p = io_uring_get_probe_ring(&w->ring.ring);
+
+	w->direct_install = p && io_uring_opcode_supported(p, GIONG_OP_FIXED_FD_INSTALL);
+	if (p)
+		io_uring_free_probe(p);
+}
+
+int giong_direct_can_install(void)
+{
+	struct giong__worker *w = giong__worker_current();
+
+	return w ? w->direct_install : GIONG_ENOTWORKER;
 }
 
 int giong_direct_size(void)

@@ -162,6 +162,7 @@ struct giong__worker {
 	/* The table of direct descriptors registered with the ring (direct.c):
 	 * its size (0: none) and the slots counted used. */
 	unsigned direct_size, direct_used;
+	bool direct_install;  /* the kernel has IORING_OP_FIXED_FD_INSTALL (6.8+) */
 	uint64_t sig_buf[16]; /* signalfd_siginfo (128 bytes), lent to the kernel */
 	uint64_t sig_op;
 	pthread_t thread;

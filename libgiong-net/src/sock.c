@@ -658,6 +658,22 @@ ssize_t giong_stream_splice(struct giong_stream *st, int pipe_fd, size_t len)
 	return write_end(s, n);
 }
 
+/* The first socket stream down the stack from @st, as the questions about
+ * the socket walk (giong_stream_fd()): 0 and *@ret, or -ENOTSUP (none),
+ * -ELOOP, -EINVAL (a stream with no table). */
+static int bottom_sock(struct giong_stream *st, struct giong__sock **ret)
+{
+	for (unsigned depth = 0; st; depth++, st = st->lower) {
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!st->ops)
+			return -EINVAL;
+		if ((*ret = giong__net_sock_of(st)))
+			return 0;
+	}
+	return -ENOTSUP;
+}
+
 ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
 {
 	struct io_uring_sqe *sqe;
@@ -667,15 +683,8 @@ ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
 
 	if (!st || !buf || !len)
 		return -EINVAL;
-	for (unsigned depth = 0; st && !s; depth++, st = st->lower) {
-		if (depth == GIONG_STREAM_MAX_DEPTH)
-			return -ELOOP;
-		if (!st->ops)
-			return -EINVAL;
-		s = giong__net_sock_of(st);
-	}
-	if (!s)
-		return -ENOTSUP;
+	if ((r = bottom_sock(st, &s)))
+		return r;
 	if ((r = sock_enter(s)))
 		return r;
 	/* What the multishot receive took is the stream's already: a peek at
@@ -694,4 +703,53 @@ ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
 	}
 	sock_leave(s);
 	return n;
+}
+
+int giong_stream_fd_install(struct giong_stream *st)
+{
+	struct io_uring_sqe *sqe;
+	struct giong__sock *s = NULL;
+	int r, slot;
+
+	if (!st)
+		return -EINVAL;
+	if ((r = bottom_sock(st, &s)))
+		return r;
+	if ((r = sock_enter(s)))
+		return r;
+	if (!s->rxq.fixed) {
+		r = s->rxq.fd; /* regular already */
+		goto out;
+	}
+	if (giong_direct_can_install() != 1) {
+		r = -EOPNOTSUPP; /* before Linux 6.8 */
+		goto out;
+	}
+	if (!(sqe = giong_sqe())) {
+		r = -EBUSY;
+		goto out;
+	}
+	/* No memory is lent; the slot is the stream's (held busy) until the
+	 * close_direct below. The descriptor is O_CLOEXEC (no flags). */
+	io_uring_prep_rw(GIONG_OP_FIXED_FD_INSTALL, sqe, s->rxq.fd, NULL, 0, 0);
+	r = giong_io(on_sock(s, sqe));
+	if (r < 0)
+		goto out;
+	if (s->closing || !s->rxq.fixed) {
+		/* Closed, or made regular by another task, while we waited. */
+		close(r);
+		r = s->closing ? -EBADF : s->rxq.fd;
+		goto out;
+	}
+	/* The descriptor names the same open file as the slot: operations in
+	 * flight on the slot hold that file, and a cancel by the descriptor
+	 * finds them (it matches files). From now on the stream is a regular
+	 * one, and the slot is closed: queued after every SQE that named it. */
+	slot = s->rxq.fd;
+	s->rxq.fd = r;
+	s->rxq.fixed = 0;
+	giong_close_direct_nowait((unsigned)slot);
+out:
+	sock_leave(s);
+	return r;
 }

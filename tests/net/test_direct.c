@@ -6,7 +6,8 @@
  * no descriptor of the process; the questions that need a descriptor get the
  * documented answers; a table near full makes regular descriptors, counted,
  * and direct ones again once there is room; close under parked tasks frees
- * every slot; regular_fds and GIONG_DIRECT_FILES=off give regular ones. On
+ * every slot; giong_stream_fd_install() gives one a descriptor (Linux 6.8+);
+ * regular_fds and GIONG_DIRECT_FILES=off give regular ones. On
  * the epoll tier (no table) every connection is regular and the same calls
  * work.
  */
@@ -341,6 +342,67 @@ static void test_close_under_parked_tasks(void **state)
 	gt_assert_fds(fds);
 }
 
+/* giong_stream_fd_install(): a direct socket gets a descriptor on Linux
+ * 6.8+ and is regular from then on (the multishot receive armed on the slot
+ * goes on; the slot is freed); -EOPNOTSUPP before; a regular one's own. */
+static void install_main(unsigned w, void *arg)
+{
+	struct giong_stream *s;
+	struct giong_listener *l;
+	struct giong_recvbuf *b;
+	struct giong_addr a;
+	char buf[8];
+	int cfd, fd;
+
+	(void)w;
+	(void)arg;
+	if (!gt_check_int_equal(giong_tcp_listen("127.0.0.1:0", NULL, &l), 0))
+		return;
+	cfd = plain_client(l);
+	if (!gt_check_int_equal(giong_tcp_accept(l, &s), 0))
+		return;
+	giong_listener_close(l);
+	/* arm the multishot receive on the slot first */
+	gt_check_int_equal(send(cfd, "one", 3, 0), 3);
+	gt_check_int_equal(giong_stream_recv(s, &b), 3);
+	giong_recvbuf_release(b);
+	fd = giong_stream_fd_install(s);
+	print_message("fd_install: table %d, kernel can install %d: %d\n", giong_direct_size(),
+		      giong_direct_can_install(), fd);
+	if (giong_direct_size() > 0 && giong_direct_can_install() != 1) {
+		gt_check_int_equal(fd, -EOPNOTSUPP);
+		gt_check_int_equal(giong_stream_fd(s), -EOPNOTSUPP);
+	} else if (gt_check_true(fd >= 0)) {
+		gt_check_int_equal(giong_stream_fd(s), fd);
+		gt_check_int_equal(giong_stream_fd_install(s), fd); /* once */
+		gt_check_int_equal(giong_stream_peer_addr(s, &a), 0);
+		gt_check_int_equal(giong_tcp_set_nodelay(s, true), 0);
+		if (giong_direct_size() > 0)
+			wait_used(0); /* the slot is closed */
+	}
+	/* the stream goes on either way */
+	gt_check_int_equal(send(cfd, "two", 3, 0), 3);
+	gt_check_int_equal(giong_stream_recv(s, &b), 3);
+	gt_check_int_equal(giong_stream_write_all(s, giong_recvbuf_data(b), 3), 3);
+	giong_recvbuf_release(b);
+	gt_check_true(plain_read(cfd, buf, 3));
+	gt_check_memory_equal(buf, "two", 3);
+	gt_check_int_equal(giong_stream_close(s), 0);
+	close(cfd);
+	if (giong_direct_size() > 0)
+		wait_used(0);
+}
+
+static void test_fd_install(void **state)
+{
+	struct giong_config c = gt_config(1);
+	int fds = gt_count_fds();
+
+	(void)state;
+	gt_run(&c, install_main, NULL, NULL);
+	gt_assert_fds(fds);
+}
+
 static void off_main(unsigned w, void *arg)
 {
 	(void)w;
@@ -371,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_regular_option),
 		cmocka_unit_test(test_table_full_falls_back),
 		cmocka_unit_test(test_close_under_parked_tasks),
+		cmocka_unit_test(test_fd_install),
 		cmocka_unit_test(test_env_off),
 	};
 

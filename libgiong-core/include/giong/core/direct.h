@@ -37,6 +37,18 @@ GIONG_BEGIN_DECLS
 /* The largest table the default picks (8 bytes of kernel memory a slot). */
 #define GIONG_DIRECT_FILES_MAX 65536
 
+/* IORING_OP_FIXED_FD_INSTALL (Linux 6.8): give a slot's file a regular
+ * descriptor. liburing 2.3's enum stops before it: its number, defined here.
+ * Prepare it with IOSQE_FIXED_FILE, the slot in sqe->fd; the CQE's result
+ * is the new descriptor (O_CLOEXEC unless IORING_FIXED_FD_NO_CLOEXEC, 1, is
+ * in sqe->install_fd_flags, the union at sqe->rw_flags). */
+#define GIONG_OP_FIXED_FD_INSTALL 54
+
+/* giong_direct_can_install() - 1 when the calling worker's kernel has
+ * IORING_OP_FIXED_FD_INSTALL (probed once, with the table), else 0; or
+ * GIONG_ENOTWORKER. */
+GIONG_API int giong_direct_can_install(void);
+
 /* giong_direct_size() - slots in the calling worker's table: 0 when it has
  * none, or GIONG_ENOTWORKER. */
 GIONG_API int giong_direct_size(void);

@@ -327,13 +327,28 @@ GIONG_API int giong_stream_query(const struct giong_stream *s, int what, void *o
  * Borrowed: do not close it. A TCP connection accepted into the worker's
  * direct table has none: -EOPNOTSUPP (which is -ENOTSUP on Linux), and so
  * for giong_stream_peer_addr() and giong_stream_local_addr(); its listener
- * gives regular descriptors if asked (tcp.h, "Direct descriptors").
+ * gives regular descriptors if asked (tcp.h, "Direct descriptors"), and
+ * giong_stream_fd_install() gives it one on Linux 6.8+.
  * Returns the descriptor, -EINVAL (NULL @s, or a stream in the stack with no
  * table), -ENOTSUP (no stream in the stack has one), -ELOOP, GIONG_ENOTWORKER
  * (not on a worker) / -EPERM (on another worker than the socket's: its owner
  * may close the descriptor at any time). Does not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_fd(const struct giong_stream *s);
+
+/*
+ * giong_stream_fd_install() - the socket descriptor beneath @s (the first
+ * socket stream down the stack), made if it has none: a TCP connection in
+ * the worker's direct table (tcp.h) is given a regular descriptor with
+ * IORING_OP_FIXED_FD_INSTALL (Linux 6.8+) and is a regular socket stream
+ * from then on (its slot is closed). Borrowed, as giong_stream_fd()'s.
+ * Returns the descriptor, -EOPNOTSUPP (a direct socket on a kernel without
+ * the operation: listen with giong_listen_options.regular_fds instead),
+ * -ENOTSUP (no socket beneath), -EINVAL, -ELOOP, -EBADF (closed meanwhile),
+ * -ETIMEDOUT / -ECANCELED, GIONG_ENOTWORKER / -EPERM, or the kernel's -errno
+ * (-EMFILE). May suspend (on a direct socket). Owner worker only.
+ */
+GIONG_API int giong_stream_fd_install(struct giong_stream *s);
 
 /*
  * giong_stream_splice_fd() - the descriptor that bytes written to @s reach

@@ -21,8 +21,9 @@
  *  - giong_stream_fd() (and GIONG_STREAM_QUERY_SOCKET) gives -EOPNOTSUPP
  *    (which is -ENOTSUP on Linux), and so giong_stream_peer_addr() and
  *    giong_stream_local_addr(): Linux has no call that gives a slot's
- *    socket a descriptor, nor its addresses, before 6.8 (and then only by an
- *    operation on the ring: IORING_OP_FIXED_FD_INSTALL, not used yet);
+ *    socket a descriptor, nor its addresses, before 6.8; from 6.8
+ *    giong_stream_fd_install() gives it one (an operation on the ring: it
+ *    may suspend), and the stream is a regular one from then on;
  *  - giong_stream_splice_fd() gives -ENOENT: bytes are written through the
  *    stream (HTTP then copies a file body instead of splicing it);
  *  - giong_tcp_set_nodelay() gives -EOPNOTSUPP; a listener of
