@@ -15,8 +15,12 @@
  * RLIMIT_NOFILE, at most GIONG_DIRECT_FILES_MAX; -1: no table), or the
  * environment's GIONG_DIRECT_FILES (a count, or "off"), which wins. The
  * kernel refuses a table larger than RLIMIT_NOFILE: the size is cut to it.
- * No table on the epoll tier, nor where the kernel refuses one: there every
- * socket is a regular descriptor.
+ * No table on the epoll tier, nor where the kernel refuses one, nor before
+ * Linux 6.13: there a file closed out of its slot is released only once
+ * every request that used the table before has completed, so one idle
+ * connection's receive would keep every closed connection open (probed once
+ * per process, by closing a slot while a request waits on another). There
+ * every socket is a regular descriptor.
  *
  * The counts here are the worker's own: a slot is counted used from the
  * completion that put a file in it (giong_direct_taken()) until the

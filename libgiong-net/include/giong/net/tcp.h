@@ -31,8 +31,8 @@
  * A listener whose connections need a descriptor asks for regular ones
  * (giong_listen_options.regular_fds): its connections are as before. Unix
  * listeners and connect always make regular descriptors, and so do workers
- * without a table (the epoll tier, a kernel that refuses one, the table
- * turned off).
+ * without a table (the epoll tier, a kernel that refuses one or releases
+ * closed slots late - before 6.13 -, the table turned off).
  * A full table is no error: when no more than a sixteenth of it (1 to 64
  * slots) is free, the listener accepts regular descriptors, each counted in
  * giong_stats.direct_fallbacks, and goes back to direct ones once twice
