@@ -230,10 +230,14 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 	       (unsigned long long)e->body_bytes);
 }
 
+/* --log names each client: accepted connections need a descriptor to be asked
+ * their peer (a direct one has none: <giong/net/tcp.h>). Set before the run. */
+static bool regular_fds;
+
 /* Listen on @addr into *@l. 0 or -errno (said on worker 0). */
 static int listen_on(const char *addr, bool v6only, bool is_unix, struct giong_listener **l)
 {
-	struct giong_listen_options lo = {.v6only = v6only};
+	struct giong_listen_options lo = {.v6only = v6only, .regular_fds = regular_fds};
 	int r = is_unix ? giong_unix_listen(addr, &lo, l) : giong_tcp_listen(addr, &lo, l);
 
 	if (r && giong_worker_index() == 0)
@@ -466,6 +470,7 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--log")) {
 			so.log = log_line;
+			regular_fds = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--reuse-port")) {

@@ -159,6 +159,10 @@ struct giong__worker {
 	bool shutdown_seen;
 	bool draining; /* exiting: no new operations, every live one cancelled */
 	bool fibers_cancelled;
+	/* The table of direct descriptors registered with the ring (direct.c):
+	 * its size (0: none) and the slots counted used. */
+	unsigned direct_size, direct_used;
+	bool direct_install;  /* the kernel has IORING_OP_FIXED_FD_INSTALL (6.8+) */
 	uint64_t sig_buf[16]; /* signalfd_siginfo (128 bytes), lent to the kernel */
 	uint64_t sig_op;
 	pthread_t thread;
@@ -200,6 +204,12 @@ int giong__worker_run(struct giong__worker *w);
  * shares of the tasks sent to it and its own. */
 void giong__worker_refuse(struct giong__worker *w);
 void giong__fill_stats(struct giong__worker *w, struct giong_stats *out);
+
+/* direct.c */
+/* Register @w's table of direct descriptors (@want slots, as
+ * giong_config.direct_files); none on the epoll tier or where the kernel
+ * refuses one. Never fails: without a table, sockets are regular. */
+void giong__direct_init(struct giong__worker *w, int want);
 
 /* runtime.c - the one call up (see the top of this file). */
 void giong__active_put(struct giong_runtime *rt);

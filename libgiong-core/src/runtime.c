@@ -65,6 +65,25 @@ static bool is_pow2(unsigned v)
 	return v && !(v & (v - 1));
 }
 
+/* GIONG_DIRECT_FILES: 0 if unset, -1 for "off" (or 0), the count, or -EINVAL
+ * for anything else (a count above 2^20, the kernel's most, included). */
+static int direct_files_from_env(void)
+{
+	const char *v = getenv("GIONG_DIRECT_FILES");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "off"))
+		return -1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 0 || n > (1L << 20))
+		return -EINVAL;
+	return n ? (int)n : -1;
+}
+
 /* Fill zeros with defaults and reject what cannot work. */
 static int config_check(struct giong_config *c)
 {
@@ -92,6 +111,12 @@ static int config_check(struct giong_config *c)
 		return -EINVAL;
 	if (c->ring_tier && (c->ring_tier < GIONG_TIER_DEFER || c->ring_tier > GIONG_TIER_EPOLL))
 		return -EINVAL;
+	if (c->direct_files < -1 || c->direct_files > (1 << 20))
+		return -EINVAL;
+	if ((env = direct_files_from_env()) < -1)
+		return -EINVAL;
+	if (env != 0)
+		c->direct_files = env;
 	env = giong__ring_tier_from_env();
 	if (env < 0)
 		return -EINVAL;

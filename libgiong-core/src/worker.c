@@ -325,6 +325,7 @@ int giong__worker_run(struct giong__worker *w)
 		giong__worker_refuse(w);
 		goto out_ring;
 	}
+	giong__direct_init(w, rt->cfg.direct_files);
 	giong__stack_guard_thread_init();
 	giong__ctx_init_thread(&w->sched_ctx);
 	w->now = giong__clock_ms();
@@ -440,4 +441,6 @@ void giong__fill_stats(struct giong__worker *w, struct giong_stats *out)
 	out->recvbufs_total = w->pool.count;
 	out->recvbufs_free = w->pool.free;
 	out->ring_tier = (uint32_t)w->ring.tier;
+	out->direct_files = w->direct_size;
+	out->direct_used = w->direct_used;
 }

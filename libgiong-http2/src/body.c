@@ -344,7 +344,7 @@ static bool splices(struct h2_conn *h, uint64_t len)
 	return len >= H2_SPLICE_MIN &&
 	       nghttp2_session_get_remote_settings(h->s, NGHTTP2_SETTINGS_MAX_FRAME_SIZE) >=
 		       H2_SPLICE_FRAME_MIN &&
-	       giong_stream_splice_fd(giong_http_conn_stream(h->c)) >= 0;
+	       giong_stream_can_splice(giong_http_conn_stream(h->c)) > 0;
 }
 
 void h2_file_drop(struct h2_stream *st)

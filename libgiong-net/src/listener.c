@@ -53,6 +53,50 @@ static int fdq_pop(struct giong_listener *l)
 	return fd;
 }
 
+/* A queue entry for slot @slot of the worker's direct table (entries >= 0
+ * are descriptors). */
+static int slot_entry(unsigned slot)
+{
+	return -2 - (int)slot;
+}
+
+/* Close a queue entry, without waiting. */
+static void entry_close(int e)
+{
+	if (e >= 0)
+		close(e);
+	else
+		giong_close_direct_nowait((unsigned)(-2 - e));
+}
+
+/*
+ * The slots kept free of direct accepts: the kernel may fill slots faster
+ * than this worker reaps the completions that tell it (a burst of
+ * connections), and an accept that finds no slot drops its connection
+ * (-ENFILE). A sixteenth of the table, at least 1 and at most 64.
+ */
+static int headroom(int size)
+{
+	int h = size / 16;
+
+	return h < 1 ? 1 : h > 64 ? 64 : h;
+}
+
+/*
+ * Whether the next multishot accept of @l should be direct: @l wants it and
+ * the worker's table has more room than the headroom. Hysteresis: a
+ * listener accepting regular descriptors goes back to direct ones only once
+ * twice the headroom is free, so that it does not re-arm on every close.
+ */
+static bool want_direct(const struct giong_listener *l)
+{
+	int size = giong_direct_size(), room = giong_direct_free();
+
+	if (!l->direct || l->direct_broken || size <= 0)
+		return false;
+	return room > (l->armed_direct ? 1 : 2) * headroom(size);
+}
+
 static void listener_free(struct giong_listener *l)
 {
 	if (l->unlink_path)
@@ -95,6 +139,28 @@ static bool connection_error(int res)
 	}
 }
 
+/* The accept just completed with @res >= 0: the queue entry for it. A slot
+ * is counted used from now until its close_direct completes. */
+static int accepted(struct giong_listener *l, int res)
+{
+	if (!l->armed_direct) {
+		if (l->armed_regular)
+			giong_direct_note_fallback(); /* the table had no room */
+		return res;
+	}
+	giong_direct_taken();
+	return slot_entry((unsigned)res);
+}
+
+/* The table's room changed the mode @l wants: end the armed accept; its
+ * final completion arms the other kind (accept_cqe). */
+static void maybe_switch(struct giong_listener *l)
+{
+	if (l->armed && !l->cancel_sent && !l->closing && !l->stopped &&
+	    want_direct(l) != l->armed_direct)
+		l->cancel_sent = giong_op_cancel(l->op_id) == 0;
+}
+
 static void accept_cqe(void *ctx, int res, unsigned flags)
 {
 	struct giong_listener *l = ctx;
@@ -103,15 +169,26 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 		l->armed = false;
 		l->cancel_sent = false;
 	}
+	if (res == -ENFILE && l->armed_direct) {
+		/* No free slot, though the count said there was (another user of
+		 * the table): that connection is lost (the kernel closed it).
+		 * Regular descriptors from now on, and the same next time. */
+		l->direct_broken = true;
+		l->armed_direct = false;
+		res = -ECANCELED;
+	}
 	if (res >= 0) {
-		if (l->closing || fdq_push(l, res)) {
-			close(res);
+		int e = accepted(l, res);
+
+		if (l->closing || fdq_push(l, e)) {
+			entry_close(e);
 		} else {
 			giong_waitq_wake_one(&l->waiters, 0);
 			if (l->count > l->max_pending && l->armed && !l->cancel_sent) {
 				l->paused = true;
 				l->cancel_sent = giong_op_cancel(l->op_id) == 0;
 			}
+			maybe_switch(l);
 		}
 	} else if (res != -ECANCELED && res != -EINTR && !connection_error(res)) {
 		/* EMFILE and friends end the multishot: tell one acceptor; the
@@ -141,17 +218,29 @@ static void accept_cqe(void *ctx, int res, unsigned flags)
 static void arm(struct giong_listener *l)
 {
 	struct io_uring_sqe *sqe;
+	bool direct;
 
 	if (l->armed || l->closing || l->stopped)
 		return;
 	sqe = giong_sqe();
 	if (!sqe)
 		return;
+	direct = want_direct(l);
 	/* No address buffers: the kernel writes nothing into our memory; the
-	 * listener itself (the callback's context) lives until the final CQE. */
-	io_uring_prep_multishot_accept(sqe, l->fd, NULL, NULL, SOCK_CLOEXEC);
-	if (giong_op_start(sqe, accept_cqe, l, &l->op_id) == 0)
+	 * listener itself (the callback's context) lives until the final CQE.
+	 * Direct: each connection goes into a free slot of the worker's table
+	 * (IORING_FILE_INDEX_ALLOC), its index the CQE's result; from then the
+	 * slot is its stream's (sock.c) until the stream's close_direct
+	 * completes, or the listener's if it is closed first (entry_close). */
+	if (direct)
+		io_uring_prep_multishot_accept_direct(sqe, l->fd, NULL, NULL, 0);
+	else
+		io_uring_prep_multishot_accept(sqe, l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (giong_op_start(sqe, accept_cqe, l, &l->op_id) == 0) {
 		l->armed = true;
+		l->armed_direct = direct;
+		l->armed_regular = !direct && l->direct && giong_direct_size() > 0;
+	}
 }
 
 int giong__net_listener_new(int fd, bool is_unix, const char *unlink_path,
@@ -165,6 +254,9 @@ int giong__net_listener_new(int fd, bool is_unix, const char *unlink_path,
 	l->owner = giong__owner_self();
 	l->is_unix = is_unix;
 	l->max_pending = opts && opts->max_pending ? opts->max_pending : 1024;
+	/* Unix connections are few and their peers asked about (credentials):
+	 * TCP only. */
+	l->direct = !is_unix && !(opts && opts->regular_fds);
 	giong_waitq_init(&l->waiters);
 	if (unlink_path && !(l->unlink_path = strdup(unlink_path))) {
 		free(l);
@@ -309,7 +401,11 @@ int giong_listener_accept(struct giong_listener *l, struct giong_stream **ret)
 		l->paused = false;
 		arm(l);
 	}
-	r = giong__net_sock_new(fd, l->is_unix ? &giong__net_unix_ops : &giong__net_tcp_ops, ret);
+	maybe_switch(l); /* the table may have room again */
+	r = fd >= 0 ? giong__net_sock_new(fd, false,
+					  l->is_unix ? &giong__net_unix_ops : &giong__net_tcp_ops,
+					  ret)
+		    : giong__net_sock_new(-2 - fd, true, &giong__net_tcp_ops, ret);
 out:
 	l->busy--;
 	maybe_free(l);
@@ -397,7 +493,7 @@ int giong_listener_close(struct giong_listener *l)
 		l->unlink_path = NULL;
 	}
 	while (l->count)
-		close(fdq_pop(l));
+		entry_close(fdq_pop(l));
 	giong_waitq_wake_all(&l->waiters, -EBADF);
 	/* The listening socket stays open in the kernel until the cancelled
 	 * multishot accept lets go of it. Closed through the ring, after the

@@ -14,11 +14,17 @@ struct giong_listener {
 	bool is_unix;
 	char *unlink_path; /* a Unix socket file this listener made */
 	struct giong_addr addr;
-	int *fds; /* accepted, not yet taken */
+	/* Accepted, not yet taken: a descriptor (>= 0), or a slot of the
+	 * worker's direct table stored as -2 - slot (listener.c). */
+	int *fds;
 	unsigned head, count, cap, max_pending;
 	bool armed, cancel_sent, paused, closing;
-	bool stopped;   /* giong_listener_stop(): never armed again */
-	bool inherited; /* giong_listener_from_fd(): the socket is shared, never shut down */
+	bool stopped;       /* giong_listener_stop(): never armed again */
+	bool inherited;     /* giong_listener_from_fd(): the socket is shared, never shut down */
+	bool direct;        /* accept into the worker's direct table while it has room */
+	bool armed_direct;  /* the multishot accept armed (or last armed) is a direct one */
+	bool armed_regular; /* ...is a regular one standing in for direct: each accept counted */
+	bool direct_broken; /* the kernel refused a slot (-ENFILE): regular from now on */
 	int err;
 	uint64_t op_id;
 	struct giong_waitq waiters;

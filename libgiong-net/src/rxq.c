@@ -238,12 +238,13 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 		return -EBUSY;
 	/* q lives until on_free, which runs only after this operation's final
 	 * CQE; the owner's msghdr (recvmsg), freed with it, is read by the
-	 * kernel for as long. */
+	 * kernel for as long. A fixed slot stays the owner's until its
+	 * close_direct completes, which the owner submits after this. */
 	if (is_dgram(q))
 		io_uring_prep_recvmsg_multishot(sqe, q->fd, q->ops->msghdr(q), 0);
 	else
 		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, 0);
-	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->flags |= IOSQE_BUFFER_SELECT | (q->fixed ? IOSQE_FIXED_FILE : 0);
 	sqe->buf_group = (uint16_t)giong_bufpool_group();
 	q->pool_wait.fn = pool_refilled;
 	ret = giong_op_start(sqe, rx_cqe, q, &q->op_id);

@@ -49,8 +49,11 @@ struct giong__rxq_ops {
  * is allocated only while more are queued, and freed when it empties.
  */
 struct giong__rxq {
-	int fd;
+	int fd; /* a descriptor, or with fixed a slot of the worker's direct table */
 	unsigned armed : 1, cancel_sent : 1, paused : 1, wait_pool : 1, closing : 1;
+	/* fd is a slot of the worker's table (giong/core/direct.h): every SQE
+	 * naming it sets IOSQE_FIXED_FILE. Set by the owner after init. */
+	unsigned fixed : 1;
 	unsigned eof : 1;  /* stream: the peer closed */
 	unsigned held : 1; /* inside rx_cqe: on_ready may close q, which must
 			    * then not be freed until rx_cqe is done with it (a

@@ -73,20 +73,42 @@ struct giong__sock *giong__net_sock_of(const struct giong_stream *st)
 	return to_sock((struct giong_stream *)st);
 }
 
-int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret)
+/* Close @fd, a slot of the worker's table if @fixed, without waiting. */
+void giong__net_close_nowait(int fd, bool fixed)
+{
+	if (fixed)
+		giong_close_direct_nowait((unsigned)fd);
+	else
+		giong_close_nowait(fd);
+}
+
+int giong__net_sock_new(int fd, bool fixed, const struct giong_stream_ops *ops,
+			struct giong_stream **ret)
 {
 	struct giong__sock *s = calloc(1, sizeof(*s));
 
 	if (!s) {
-		close(fd);
+		giong__net_close_nowait(fd, fixed);
 		return -ENOMEM;
 	}
 	s->base.ops = ops;
 	s->owner = giong__owner_self();
 	giong_waitq_init(&s->write_wait);
 	giong__net_rxq_init(&s->rxq, fd, &sock_rxq_ops);
+	s->rxq.fixed = fixed;
 	*ret = &s->base;
 	return 0;
+}
+
+/* @sqe, prepared with the stream's rxq.fd, names a slot of the worker's
+ * table if the stream has one: the slot is the stream's until the
+ * close_direct that sock_close() submits last has completed, and the stream
+ * submits nothing on it after that close (closing refuses every call). */
+static inline struct io_uring_sqe *on_sock(const struct giong__sock *s, struct io_uring_sqe *sqe)
+{
+	if (s->rxq.fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	return sqe;
 }
 
 /* Enter a call that parks: the stream may not be freed until it is left.
@@ -182,7 +204,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 		return -EBUSY;
 	/* @buf is the caller's, lent to the kernel until giong_io returns. */
 	io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), 0);
-	return giong_io(sqe);
+	return giong_io(on_sock(s, sqe));
 }
 
 static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
@@ -220,15 +242,10 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 	return n;
 }
 
-static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int niov,
-			   unsigned flags)
+/* Enter a write (writev, splice): after the stream's write in flight, if
+ * any. 0, or -errno having left the stream. */
+static int write_begin(struct giong__sock *s)
 {
-	struct giong__sock *s = to_sock(st);
-	struct io_uring_sqe *sqe;
-	struct msghdr mh;
-	struct iovec short_iov[FAULT_IOV];
-	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
-	ssize_t n;
 	int r;
 
 	if ((r = sock_enter(s)))
@@ -241,6 +258,36 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		}
 	}
 	s->writing = true;
+	return 0;
+}
+
+/* Leave a write that returned @n; what the caller returns. */
+static ssize_t write_end(struct giong__sock *s, ssize_t n)
+{
+	s->writing = false;
+	/* Closed by another task while we were parked: say so, even after a
+	 * partial send, so that no caller (giong_stream_write_all() loops on
+	 * short counts) comes back to a stream that sock_leave() frees. */
+	if (s->closing && n >= 0)
+		n = -EBADF;
+	giong_waitq_wake_one(&s->write_wait, 0);
+	sock_leave(s);
+	return n;
+}
+
+static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int niov,
+			   unsigned flags)
+{
+	struct giong__sock *s = to_sock(st);
+	struct io_uring_sqe *sqe;
+	struct msghdr mh;
+	struct iovec short_iov[FAULT_IOV];
+	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
+	ssize_t n;
+	int r;
+
+	if ((r = write_begin(s)))
+		return r;
 	sqe = giong_sqe();
 	if (!sqe) {
 		n = -EBUSY;
@@ -248,7 +295,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
 		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base,
 				   io_len(fault_len(iov[0].iov_len)), sflags);
-		n = giong_io(sqe);
+		n = giong_io(on_sock(s, sqe));
 	} else {
 		/* GIONG_FAULTS: the plan may cut the send short, to a prefix of
 		 * @iov copied into short_iov. mh and short_iov live in this frame,
@@ -260,17 +307,9 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		mh.msg_iov = k ? short_iov : (struct iovec *)iov;
 		mh.msg_iovlen = (size_t)(k ? k : niov);
 		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, (unsigned)sflags);
-		n = giong_io(sqe);
+		n = giong_io(on_sock(s, sqe));
 	}
-	s->writing = false;
-	/* Closed by another task while we were parked: say so, even after a
-	 * partial send, so that no caller (giong_stream_write_all() loops on
-	 * short counts) comes back to a stream that sock_leave() frees. */
-	if (s->closing && n >= 0)
-		n = -EBADF;
-	giong_waitq_wake_one(&s->write_wait, 0);
-	sock_leave(s);
-	return n;
+	return write_end(s, n);
 }
 
 /* The end of a send started by sock_send_start(), from its completion. */
@@ -317,7 +356,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 		req->_mh.msg_iovlen = (size_t)niov;
 		io_uring_prep_sendmsg(sqe, s->rxq.fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
 	}
-	if ((r = giong_op_start(sqe, send_done, req, NULL))) {
+	if ((r = giong_op_start(on_sock(s, sqe), send_done, req, NULL))) {
 		req->_stream = NULL;
 		return r; /* the SQE was discarded: nothing started */
 	}
@@ -339,7 +378,7 @@ static int sock_shutdown(struct giong_stream *st, int how)
 	sqe = giong_sqe();
 	if (sqe) {
 		io_uring_prep_shutdown(sqe, s->rxq.fd, how);
-		r = giong_io(sqe);
+		r = giong_io(on_sock(s, sqe));
 	} else {
 		r = -EBUSY;
 	}
@@ -351,6 +390,7 @@ static int sock_close(struct giong_stream *st)
 {
 	struct giong__sock *s = to_sock(st);
 	struct io_uring_sqe *sqe;
+	bool fixed;
 	int fd, r;
 
 	/* Off the owner worker a close could neither cancel (no ring, or
@@ -360,20 +400,27 @@ static int sock_close(struct giong_stream *st)
 	if (s->closing)
 		return -EBADF;
 	fd = s->rxq.fd; /* s may be freed by giong__net_rxq_close() below */
+	fixed = s->rxq.fixed;
 	s->closing = true;
 	s->readable_fn = NULL;
-	/* Cancel everything in the kernel on this descriptor (the multishot
-	 * receive, parked reads and writes); each completes with its own CQE,
-	 * and the stream's memory waits for all of them. */
+	/* Cancel everything in the kernel on this descriptor or slot (the
+	 * multishot receive, parked reads and writes); each completes with its
+	 * own CQE, and the stream's memory waits for all of them. A slot is
+	 * looked up when the cancel is issued, before the close below. */
 	sqe = giong_sqe();
 	if (sqe) {
-		io_uring_prep_cancel_fd(sqe, s->rxq.fd, IORING_ASYNC_CANCEL_ALL);
+		io_uring_prep_cancel_fd(sqe, s->rxq.fd,
+					IORING_ASYNC_CANCEL_ALL |
+						(fixed ? IORING_ASYNC_CANCEL_FD_FIXED : 0));
 		/* Fails only while the worker drains, which cancels all anyway. */
 		(void)giong_op_start(sqe, ignore_cqe, NULL, NULL);
 	}
 	giong_waitq_wake_all(&s->write_wait, -EBADF);
 	giong__net_rxq_close(&s->rxq); /* may free s via rx_freed: s is gone */
-	giong_close_nowait(fd);        /* batched with the tick; never left open */
+	/* Batched with the tick, after the cancel; never left open. A slot is
+	 * the stream's until this close_direct completes: nothing is submitted
+	 * on it after, and operations in flight hold the file, not the slot. */
+	giong__net_close_nowait(fd, fixed);
 	return 0;
 }
 
@@ -437,31 +484,34 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 	return giong__net_rxq_arm(&s->rxq);
 }
 
-/* Off the owner worker the descriptor is not handed out: the owner may close
- * it at any time, and a number reused by then would name another file. The
- * error ends giong_stream_fd()'s walk down the stack (it is not -ENOTSUP), and
- * with it giong_stream_peer_addr() and giong_stream_local_addr(). */
-static int sock_fd(const struct giong_stream *st)
-{
-	const struct giong__sock *s = to_sock((struct giong_stream *)st);
-	int r = giong__owner_check(s->owner);
-
-	return r ? r : s->rxq.fd;
-}
-
 /* A socket stream is the bottom of its stack and answers giong's questions
  * itself: bytes written reach its descriptor as they are, and nothing is
- * negotiated on it. */
+ * negotiated on it. Off the owner worker the descriptor is not handed out:
+ * the owner may close it at any time, and a number reused by then would name
+ * another file. The error ends giong_stream_fd()'s walk down the stack (it is
+ * not -ENOTSUP), and with it giong_stream_peer_addr() and
+ * giong_stream_local_addr(). A socket in the worker's direct table has no
+ * descriptor (tcp.h, "Direct descriptors"): -EOPNOTSUPP, which is -ENOTSUP on
+ * Linux ("none here"; nothing is beneath a socket), and no splice target
+ * (-ENOENT: its bytes go through the stream). */
 static int sock_query(const struct giong_stream *st, int what, void *out, size_t *len)
 {
-	int fd = sock_fd(st); /* off the owner: nothing answered, as for fd */
+	const struct giong__sock *s = to_sock((struct giong_stream *)st);
+	int fd, r = giong__owner_check(s->owner);
 
 	(void)len;
-	if (fd < 0)
-		return fd;
+	if (r)
+		return r; /* off the owner: nothing answered, as for fd */
+	fd = s->rxq.fixed ? -EOPNOTSUPP : s->rxq.fd;
 	switch (what) {
 	case GIONG_STREAM_QUERY_SOCKET:
+		if (fd < 0)
+			return fd; /* a direct socket: none (-EOPNOTSUPP == -ENOTSUP) */
+		*(int *)out = fd;
+		return 0;
 	case GIONG_STREAM_QUERY_SPLICE_FD:
+		if (fd < 0)
+			return -ENOENT; /* a direct socket: written through the stream */
 		*(int *)out = fd;
 		return 0;
 	case GIONG_STREAM_QUERY_ALPN:
@@ -524,5 +574,182 @@ int giong__net_sock_connect(int family, const struct sockaddr *sa, socklen_t len
 
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
-	return giong__net_sock_new(fd, ops, ret);
+	return giong__net_sock_new(fd, false, ops, ret);
+}
+
+/*
+ * The socket that bytes written to @st reach unchanged, walking down the
+ * stack as giong_stream_query(GIONG_STREAM_QUERY_SPLICE_FD) does: a socket
+ * stream of ours (returned), or another kind's own descriptor (*@fd, NULL
+ * returned), or NULL with the error in *@err (-ENOENT: none, a stream in the
+ * stack changes the bytes or does not say that it passes them through).
+ */
+static struct giong__sock *splice_target(const struct giong_stream *st, int *fd, int *err)
+{
+	*fd = -1;
+	*err = 0;
+	for (unsigned depth = 0; st; depth++, st = st->lower) {
+		struct giong__sock *s;
+		int r;
+
+		if (depth == GIONG_STREAM_MAX_DEPTH) {
+			*err = -ELOOP;
+			return NULL;
+		}
+		if (!st->ops) {
+			*err = -EINVAL;
+			return NULL;
+		}
+		if ((s = giong__net_sock_of(st))) {
+			*err = giong__owner_check(s->owner);
+			return *err ? NULL : s;
+		}
+		r = st->ops->query ? st->ops->query(st, GIONG_STREAM_QUERY_SPLICE_FD, fd, NULL)
+				   : -ENOTSUP;
+		if (r == GIONG_STREAM_QUERY_LOWER)
+			continue;
+		*err = r == -ENOTSUP || r > 0 ? -ENOENT : r;
+		return NULL;
+	}
+	*err = -ENOENT;
+	return NULL;
+}
+
+int giong_stream_can_splice(const struct giong_stream *st)
+{
+	int fd, err;
+
+	if (!st)
+		return -EINVAL;
+	return splice_target(st, &fd, &err) || !err ? 1 : err;
+}
+
+ssize_t giong_stream_splice(struct giong_stream *st, int pipe_fd, size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct giong__sock *s;
+	ssize_t n;
+	int fd, r;
+
+	if (!st || pipe_fd < 0 || !len)
+		return -EINVAL;
+	if (!(s = splice_target(st, &fd, &r))) {
+		if (r)
+			return r;
+		/* Another kind's own descriptor: the caller keeps the order. */
+		if (!(sqe = giong_sqe()))
+			return -EBUSY;
+		io_uring_prep_splice(sqe, pipe_fd, -1, fd, -1, io_len(len), 0);
+		return giong_io(sqe);
+	}
+	/* After the stream's writes in flight, as a write would be. */
+	if ((r = write_begin(s)))
+		return r;
+	if (!(sqe = giong_sqe())) {
+		n = -EBUSY;
+	} else {
+		/* No memory is lent. fd_in (the pipe) is a regular descriptor
+		 * (no SPLICE_F_FD_IN_FIXED); fd_out is the socket, a slot of the
+		 * worker's table if IOSQE_FIXED_FILE (on_sock), the stream's until
+		 * its close_direct completes, which waits for this (busy). */
+		io_uring_prep_splice(sqe, pipe_fd, -1, s->rxq.fd, -1, io_len(len), 0);
+		n = giong_io(on_sock(s, sqe));
+	}
+	return write_end(s, n);
+}
+
+/* The first socket stream down the stack from @st, as the questions about
+ * the socket walk (giong_stream_fd()): 0 and *@ret, or -ENOTSUP (none),
+ * -ELOOP, -EINVAL (a stream with no table). */
+static int bottom_sock(struct giong_stream *st, struct giong__sock **ret)
+{
+	for (unsigned depth = 0; st; depth++, st = st->lower) {
+		if (depth == GIONG_STREAM_MAX_DEPTH)
+			return -ELOOP;
+		if (!st->ops)
+			return -EINVAL;
+		if ((*ret = giong__net_sock_of(st)))
+			return 0;
+	}
+	return -ENOTSUP;
+}
+
+ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct giong__sock *s = NULL;
+	ssize_t n;
+	int r;
+
+	if (!st || !buf || !len)
+		return -EINVAL;
+	if ((r = bottom_sock(st, &s)))
+		return r;
+	if ((r = sock_enter(s)))
+		return r;
+	/* What the multishot receive took is the stream's already: a peek at
+	 * the socket would skip it. */
+	if (s->rxq.armed || s->rxq.count) {
+		n = -EBUSY;
+	} else if (!(sqe = giong_sqe())) {
+		n = -EBUSY;
+	} else {
+		/* @buf is the caller's, lent to the kernel until giong_io
+		 * returns; a slot as in giong_stream_splice(). */
+		io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), MSG_PEEK);
+		n = giong_io(on_sock(s, sqe));
+		if (s->closing && n >= 0)
+			n = -EBADF;
+	}
+	sock_leave(s);
+	return n;
+}
+
+int giong_stream_fd_install(struct giong_stream *st)
+{
+	struct io_uring_sqe *sqe;
+	struct giong__sock *s = NULL;
+	int r, slot;
+
+	if (!st)
+		return -EINVAL;
+	if ((r = bottom_sock(st, &s)))
+		return r;
+	if ((r = sock_enter(s)))
+		return r;
+	if (!s->rxq.fixed) {
+		r = s->rxq.fd; /* regular already */
+		goto out;
+	}
+	if (giong_direct_can_install() != 1) {
+		r = -EOPNOTSUPP; /* before Linux 6.8 */
+		goto out;
+	}
+	if (!(sqe = giong_sqe())) {
+		r = -EBUSY;
+		goto out;
+	}
+	/* No memory is lent; the slot is the stream's (held busy) until the
+	 * close_direct below. The descriptor is O_CLOEXEC (no flags). */
+	io_uring_prep_rw(GIONG_OP_FIXED_FD_INSTALL, sqe, s->rxq.fd, NULL, 0, 0);
+	r = giong_io(on_sock(s, sqe));
+	if (r < 0)
+		goto out;
+	if (s->closing || !s->rxq.fixed) {
+		/* Closed, or made regular by another task, while we waited. */
+		close(r);
+		r = s->closing ? -EBADF : s->rxq.fd;
+		goto out;
+	}
+	/* The descriptor names the same open file as the slot: operations in
+	 * flight on the slot hold that file, and a cancel by the descriptor
+	 * finds them (it matches files). From now on the stream is a regular
+	 * one, and the slot is closed: queued after every SQE that named it. */
+	slot = s->rxq.fd;
+	s->rxq.fd = r;
+	s->rxq.fixed = 0;
+	giong_close_direct_nowait((unsigned)slot);
+out:
+	sock_leave(s);
+	return r;
 }

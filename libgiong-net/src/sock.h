@@ -21,14 +21,18 @@ struct giong__sock {
 	struct giong_waitq write_wait;
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;
-	struct giong__rxq rxq; /* rxq.fd is the stream's descriptor */
+	struct giong__rxq rxq; /* rxq.fd is the stream's descriptor, or its slot (rxq.fixed) */
 };
 
 extern const struct giong_stream_ops giong__net_tcp_ops;
 extern const struct giong_stream_ops giong__net_unix_ops;
 
-/* Wrap connected socket @fd (owned from now on) as a stream. */
-int giong__net_sock_new(int fd, const struct giong_stream_ops *ops, struct giong_stream **ret);
+/* Wrap connected socket @fd (owned from now on: a descriptor, or if @fixed a
+ * slot of the worker's direct table) as a stream. */
+int giong__net_sock_new(int fd, bool fixed, const struct giong_stream_ops *ops,
+			struct giong_stream **ret);
+/* Close @fd, a slot of the worker's table if @fixed, without waiting. */
+void giong__net_close_nowait(int fd, bool fixed);
 /* A giong__sock, or NULL if @s is not a socket stream. */
 struct giong__sock *giong__net_sock_of(const struct giong_stream *s);
 /* Connect a new socket of @family to @sa through the ring. */

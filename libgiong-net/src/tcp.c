@@ -71,6 +71,11 @@ int giong_tcp_set_nodelay(struct giong_stream *st, bool on)
 			return r; /* nothing read of the socket, nothing set */
 		if (st->ops != &giong__net_tcp_ops)
 			return -ENOTSUP; /* a Unix stream */
+		/* A direct socket has no descriptor to set it on (io_uring's
+		 * setsockopt command needs Linux 6.7). One accepted by a listener
+		 * of giong_tcp_listen() has TCP_NODELAY from it (listener.c). */
+		if (s->rxq.fixed)
+			return -EOPNOTSUPP;
 		return setsockopt(s->rxq.fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)) ? -errno : 0;
 	}
 	return -ENOTSUP;

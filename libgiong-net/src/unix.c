@@ -107,12 +107,12 @@ int giong_unix_pair(struct giong_stream **a, struct giong_stream **b)
 		return GIONG_ENOTWORKER;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	r = giong__net_sock_new(sv[0], &giong__net_unix_ops, a);
+	r = giong__net_sock_new(sv[0], false, &giong__net_unix_ops, a);
 	if (r) {
 		close(sv[1]);
 		return r;
 	}
-	r = giong__net_sock_new(sv[1], &giong__net_unix_ops, b);
+	r = giong__net_sock_new(sv[1], false, &giong__net_unix_ops, b);
 	if (r) {
 		giong_stream_close(*a);
 		*a = NULL;

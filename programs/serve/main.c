@@ -197,7 +197,9 @@ static void log_line(const struct giong_http_log_entry *e, void *ctx)
 /* The listeners of @ep on this worker into @ls; their count, 0 after an error (said). */
 static unsigned listen_endpoint(const struct endpoint *ep, struct tool_listener *ls)
 {
-	struct giong_listen_options lo = {0};
+	/* The access log names each client: its connections need a descriptor to be
+	 * asked their peer (a direct one has none: libgiong-net's tcp.h). */
+	struct giong_listen_options lo = {.regular_fds = g.log};
 	unsigned w = (unsigned)giong_worker_index(), n = 0;
 	const char *hosts[2] = {"127.0.0.1", "[::1]"};
 	unsigned nhosts = 2;
@@ -209,7 +211,7 @@ static unsigned listen_endpoint(const struct endpoint *ep, struct tool_listener 
 			struct giong_listener *l;
 			int fd = ep->fds[k][w];
 
-			if ((r = giong_listener_from_fd(fd, NULL, &l))) {
+			if ((r = giong_listener_from_fd(fd, &lo, &l))) {
 				if (w == 0)
 					fprintf(stderr, PROG ": inherited descriptor %d: %s\n", fd,
 						giong_strerror(r));

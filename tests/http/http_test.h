@@ -40,7 +40,8 @@ struct ht {
 	struct giong_http_server_options opts; /* opts.limits points to limits */
 	struct giong_config cfg;               /* gt_config(1) */
 	const char *unix_path;                 /* serve on this Unix socket instead */
-	void *arg;                             /* the scenario's */
+	bool regular_fds; /* TCP: accept regular descriptors (peer addresses), not direct */
+	void *arg;        /* the scenario's */
 	/* set by ht_run() */
 	struct giong_http_server *srv;
 	struct giong_runtime *rt;
@@ -75,13 +76,14 @@ static void *ht_client_thread(void *arg)
 static inline void ht_main(unsigned worker, void *arg)
 {
 	struct ht *h = arg;
+	struct giong_listen_options lo = {.regular_fds = h->regular_fds};
 	struct giong_listener *l;
 	struct giong_addr a;
 	int r;
 
 	(void)worker;
 	r = h->unix_path ? giong_unix_listen(h->unix_path, NULL, &l)
-			 : giong_tcp_listen("127.0.0.1:0", NULL, &l);
+			 : giong_tcp_listen("127.0.0.1:0", &lo, &l);
 	if (r) {
 		h->setup = r;
 		return;

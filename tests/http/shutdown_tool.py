@@ -19,6 +19,7 @@ process's own, each free on 127.0.0.1 and [::1] first. Every wait is bounded; th
 stopped by its PID. Exit 0 (pass) or 1 (fail: a server that cannot start is one).
 """
 import os
+import re
 import selectors
 import socket
 import subprocess
@@ -77,10 +78,23 @@ def free_port():
 
 
 def fdcount(pid):
+    """The server's descriptors, and the sockets in its rings' tables of direct
+    descriptors (accepted TCP connections have no descriptor there: libgiong-net's
+    tcp.h), which each ring's fdinfo lists as "<slot>: socket:[inode]"."""
     try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
+        fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return -1
+    n = len(fds)
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:[io_uring]":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                n += sum(1 for line in f if re.match(r"\s*\d+: socket:", line))
+        except OSError:
+            pass
+    return n
 
 
 def start(grace_ms, host=("--host", "127.0.0.1")):

@@ -65,15 +65,18 @@ static inline int nt_listener_port(const struct giong_listener *l)
 	return giong_addr_port(&a);
 }
 
-/* A connected TCP pair of giong streams through a fresh listener (closed again).
- * Returns 0, or the failing call's -errno (nothing is left open then). In a task. */
-static inline int nt_tcp_pair(struct giong_stream **c, struct giong_stream **s)
+/* A connected TCP pair of giong streams through a fresh listener (closed again);
+ * the accepted one @regular: a regular descriptor, else direct where the worker has a
+ * table (tcp.h). Returns 0, or the failing call's -errno (nothing is left open then).
+ * In a task. */
+static inline int nt_tcp_pair_as(struct giong_stream **c, struct giong_stream **s, bool regular)
 {
+	struct giong_listen_options lo = {.regular_fds = regular};
 	struct giong_listener *l;
 	char addr[64];
 	int r;
 
-	r = giong_tcp_listen("127.0.0.1:0", NULL, &l);
+	r = giong_tcp_listen("127.0.0.1:0", &lo, &l);
 	if (r)
 		return r;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", nt_listener_port(l));
@@ -85,6 +88,12 @@ static inline int nt_tcp_pair(struct giong_stream **c, struct giong_stream **s)
 	}
 	giong_listener_close(l);
 	return r;
+}
+
+/* nt_tcp_pair_as(), the accepted stream as the listener's default makes it. */
+static inline int nt_tcp_pair(struct giong_stream **c, struct giong_stream **s)
+{
+	return nt_tcp_pair_as(c, s, false);
 }
 
 /* A plain TCP socket bound to 127.0.0.1:@port (0: any); @listen_backlog < 0:

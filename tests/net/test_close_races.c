@@ -223,6 +223,7 @@ static void accept_error_main(unsigned w, void *arg)
 {
 	struct ae *ae = arg;
 	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct giong_listen_options lo = {.regular_fds = true};
 	struct giong_task *t;
 	struct rlimit old, low;
 	int fds[256], cfd, n = 0;
@@ -238,7 +239,8 @@ static void accept_error_main(unsigned w, void *arg)
 		low.rlim_cur = old.rlim_cur;
 	setrlimit(RLIMIT_NOFILE, &low);
 	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	ae->setup = cfd < 0 ? -errno : giong_tcp_listen("127.0.0.1:0", NULL, &ae->l);
+	/* Regular descriptors: a direct accept takes none, and would not fail. */
+	ae->setup = cfd < 0 ? -errno : giong_tcp_listen("127.0.0.1:0", &lo, &ae->l);
 	if (!ae->setup)
 		ae->setup = giong_spawn(acceptor, ae, &t);
 	if (ae->setup) {

@@ -254,7 +254,8 @@ static void thru_main(unsigned w, void *arg)
 
 	(void)w;
 	t->bad = t->bad_back = -1;
-	if (!buf || nt_tcp_pair(&c, &s) || !(x = xs_new(s, 0x5a, &t->closes))) {
+	/* Regular: the descriptor and the peer are asked through the stack. */
+	if (!buf || nt_tcp_pair_as(&c, &s, true) || !(x = xs_new(s, 0x5a, &t->closes))) {
 		t->setup = 1;
 		free(buf);
 		return;
@@ -985,7 +986,8 @@ static void qs_main(unsigned w, void *arg)
 	int v;
 
 	(void)w;
-	if (nt_tcp_pair(&c, &s) || !(x = xs_new(&toy.base, 0x66, NULL))) {
+	/* Regular: the questions about descriptors are answered with one. */
+	if (nt_tcp_pair_as(&c, &s, true) || !(x = xs_new(&toy.base, 0x66, NULL))) {
 		q->setup = 1;
 		return;
 	}

@@ -39,7 +39,7 @@ static void vt_main(unsigned w, void *arg)
 	struct iovec iov[4] = {{"one ", 4}, {"", 0}, {"two ", 4}, {"three", 5}};
 
 	(void)w;
-	v->pair_ret = nt_tcp_pair(&c, &s);
+	v->pair_ret = nt_tcp_pair_as(&c, &s, true); /* descriptors and addresses asked */
 	if (v->pair_ret)
 		return;
 	v->kind_c = giong_stream_kind(c);

@@ -525,8 +525,9 @@ static void explain_accept_timeout(struct giong_listener *l, int port)
 static void v6_main(unsigned w, void *arg)
 {
 	struct v6 *v = arg;
-	/* No SO_REUSEPORT: no other socket can join this port and take the connection. */
-	struct giong_listen_options o = {.v6only = true, .no_reuseport = true};
+	/* No SO_REUSEPORT: no other socket can join this port and take the connection.
+	 * Regular descriptors: accept_from() asks the accepted stream its peer. */
+	struct giong_listen_options o = {.v6only = true, .no_reuseport = true, .regular_fds = true};
 	struct giong_listener *l;
 	struct giong_stream *c, *s;
 	struct giong_addr a;

@@ -11,6 +11,7 @@
 #include <giong/core/buf.h>
 #include <giong/core/callback.h>
 #include <giong/core/chan.h>
+#include <giong/core/direct.h>
 #include <giong/core/error.h>
 #include <giong/core/offload.h>
 #include <giong/core/op.h>

@@ -196,18 +196,11 @@ int giong__http_read_proxy_header(struct giong_http_conn *c)
 	char buf[GIONG__HTTP_PROXY_V2_MAX];
 	struct giong_addr addr;
 	bool has = false;
-	int fd = giong_stream_fd(c->s), r;
+	int r;
 
-	if (fd < 0)
-		return fd;
 	for (;;) {
-		struct io_uring_sqe *sqe = giong_sqe();
-
-		if (!sqe)
-			return -EBUSY;
-		/* buf is lent to the kernel until giong_io returns. */
-		io_uring_prep_recv(sqe, fd, buf, sizeof(buf), MSG_PEEK);
-		r = giong_io(sqe);
+		/* Through net: the socket may be a direct one (no descriptor). */
+		r = (int)giong_stream_peek(c->s, buf, sizeof(buf));
 		if (r <= 0)
 			return r ? r : -ECONNRESET;
 		r = giong__http_proxy_parse(buf, (size_t)r, &addr, &has);

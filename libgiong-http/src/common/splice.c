@@ -84,7 +84,7 @@ static void pipe_put(struct giong__http_worker *w, struct giong__http_pipe *p, b
 	close(p->fd[1]);
 }
 
-static int by_splice(struct giong_http_conn *c, int sock, int fd, uint64_t off, uint64_t len)
+static int by_splice(struct giong_http_conn *c, int fd, uint64_t off, uint64_t len)
 {
 	uint64_t saved = giong_deadline_in(c->w->srv->limits.write_timeout_ms);
 	struct giong__http_pipe p;
@@ -105,12 +105,13 @@ static int by_splice(struct giong_http_conn *c, int sock, int fd, uint64_t off, 
 		}
 		clean = false;
 		for (int moved = 0; moved < in && r == 0;) {
-			int n = splice_once(p.fd[0], -1, sock, (unsigned)(in - moved));
+			/* Through net: the socket may be a direct one (no descriptor). */
+			ssize_t n = giong_stream_splice(c->s, p.fd[0], (size_t)(in - moved));
 
 			if (n <= 0)
-				r = n ? n : -EPIPE;
+				r = n ? (int)n : -EPIPE;
 			else
-				moved += n;
+				moved += (int)n;
 		}
 		if (r == 0)
 			clean = true;
@@ -150,14 +151,14 @@ static int by_reads(struct giong_http_conn *c, struct giong_waitq *wq, int fd, u
 int giong__http_conn_splice(struct giong_http_conn *c, struct giong_waitq *wq, int fd, uint64_t off,
 			    uint64_t len)
 {
-	int sock, r;
+	int r;
 
 	/* What is queued goes first, then the file's bytes. */
 	if ((c->sending || c->batch->out.len) && (r = giong__http_conn_write(c, wq, NULL, 0)))
 		return r;
-	/* The socket, if the stream's bytes reach it as they are (not TLS). */
-	sock = giong_stream_splice_fd(c->s);
-	r = sock >= 0 ? by_splice(c, sock, fd, off, len) : by_reads(c, wq, fd, off, len);
+	/* Spliced if the stream's bytes reach a socket as they are (not TLS). */
+	r = giong_stream_can_splice(c->s) > 0 ? by_splice(c, fd, off, len)
+					      : by_reads(c, wq, fd, off, len);
 	if (r)
 		c->broken = true; /* part of the bytes may have left */
 	return r;

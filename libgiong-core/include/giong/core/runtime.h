@@ -69,6 +69,11 @@ struct giong_config {
 	/* No line on standard error when the epoll tier is chosen because
 	 * io_uring is refused; default false (one line per runtime). */
 	bool quiet_fallback;
+	/* Slots in each worker's table of direct descriptors (giong/core/direct.h),
+	 * where accepted TCP connections go: 0 (default) the soft RLIMIT_NOFILE,
+	 * at most GIONG_DIRECT_FILES_MAX; -1 none (regular descriptors only); the
+	 * environment's GIONG_DIRECT_FILES (a count, or "off") wins. */
+	int direct_files;
 };
 
 /*
@@ -189,7 +194,10 @@ struct giong_stats {
 	uint32_t timers_armed;
 	uint32_t recvbufs_total; /* buffers in the receive pool */
 	uint32_t recvbufs_free;  /* buffers the kernel may fill now */
-	uint32_t ring_tier; /* enum giong_ring_tier the worker runs on (as giong_ring_tier()) */
+	uint32_t ring_tier;    /* enum giong_ring_tier the worker runs on (as giong_ring_tier()) */
+	uint32_t direct_files; /* slots in the worker's direct descriptor table (0: none) */
+	uint32_t direct_used;  /* of which in use (giong/core/direct.h) */
+	uint64_t direct_fallbacks; /* files that became regular descriptors, the table full */
 };
 
 /*

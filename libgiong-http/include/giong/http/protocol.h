@@ -255,7 +255,7 @@ GIONG_API int giong_http_conn_write(struct giong_http_conn *c);
  * giong_http_conn_splice() - from a task: write what the batch holds, then move
  * @len bytes of @fd at @off to @c's stream after it, under the write deadline:
  * spliced from the page cache (file -> pipe -> socket, no copy through user
- * space) when the stream is a plain socket (giong_stream_splice_fd() >= 0),
+ * space) when the stream is a plain socket (giong_stream_can_splice() > 0),
  * read into a buffer and written through it otherwise (TLS). For a protocol
  * that frames a file's bytes (a header from the batch, the payload from here).
  * 0 or -errno: -EINVAL (bad arguments), -EPIPE (a send failed before), -EIO

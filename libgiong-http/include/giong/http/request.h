@@ -88,8 +88,10 @@ GIONG_API const char *giong_http_request_param(const struct giong_http_request *
  * giong_http_request_client_addr() - the client's address into @out: the one
  * a PROXY protocol header named (when the server expects one), else the
  * connection's peer. Returns 0, -EINVAL (NULL argument, or a request not
- * being answered), -ENOTSUP (no socket beneath the stream), or the -errno of
- * getpeername(2).
+ * being answered), -ENOTSUP (no socket beneath the stream, or a TCP
+ * connection accepted as a direct descriptor, which cannot be asked its peer:
+ * listen with giong_listen_options.regular_fds where the peer is wanted, see
+ * <giong/net/tcp.h>), or the -errno of getpeername(2).
  */
 GIONG_API int giong_http_request_client_addr(const struct giong_http_request *r,
 					     struct giong_addr *out);

@@ -324,7 +324,11 @@ GIONG_API int giong_stream_query(const struct giong_stream *s, int what, void *o
 /*
  * giong_stream_fd() - the socket descriptor beneath @s: its own, or that of
  * the first stream down the stack that has one (GIONG_STREAM_QUERY_SOCKET).
- * Borrowed: do not close it.
+ * Borrowed: do not close it. A TCP connection accepted into the worker's
+ * direct table has none: -EOPNOTSUPP (which is -ENOTSUP on Linux), and so
+ * for giong_stream_peer_addr() and giong_stream_local_addr(); its listener
+ * gives regular descriptors if asked (tcp.h, "Direct descriptors"), and
+ * giong_stream_fd_install() gives it one on Linux 6.8+.
  * Returns the descriptor, -EINVAL (NULL @s, or a stream in the stack with no
  * table), -ENOTSUP (no stream in the stack has one), -ELOOP, GIONG_ENOTWORKER
  * (not on a worker) / -EPERM (on another worker than the socket's: its owner
@@ -333,10 +337,25 @@ GIONG_API int giong_stream_query(const struct giong_stream *s, int what, void *o
 GIONG_API int giong_stream_fd(const struct giong_stream *s);
 
 /*
+ * giong_stream_fd_install() - the socket descriptor beneath @s (the first
+ * socket stream down the stack), made if it has none: a TCP connection in
+ * the worker's direct table (tcp.h) is given a regular descriptor with
+ * IORING_OP_FIXED_FD_INSTALL (Linux 6.8+) and is a regular socket stream
+ * from then on (its slot is closed). Borrowed, as giong_stream_fd()'s.
+ * Returns the descriptor, -EOPNOTSUPP (a direct socket on a kernel without
+ * the operation: listen with giong_listen_options.regular_fds instead),
+ * -ENOTSUP (no socket beneath), -EINVAL, -ELOOP, -EBADF (closed meanwhile),
+ * -ETIMEDOUT / -ECANCELED, GIONG_ENOTWORKER / -EPERM, or the kernel's -errno
+ * (-EMFILE). May suspend (on a direct socket). Owner worker only.
+ */
+GIONG_API int giong_stream_fd_install(struct giong_stream *s);
+
+/*
  * giong_stream_splice_fd() - the descriptor that bytes written to @s reach
  * unchanged (GIONG_STREAM_QUERY_SPLICE_FD): a TCP or Unix stream's own
- * socket; none through TLS (it will be the socket under kernel TLS).
- * Borrowed: do not close it. Writing to it directly bypasses the stream's
+ * socket; none through TLS (it will be the socket under kernel TLS), nor
+ * for a socket in the worker's direct table (tcp.h): giong_stream_splice()
+ * works on both kinds of socket. Borrowed: do not close it. Writing to it directly bypasses the stream's
  * ordering of writes: only with no write or send of @s in flight, and
  * after what @s was given to send has left.
  * Returns the descriptor, or -ENOENT (none: a stream in the stack changes
@@ -344,6 +363,43 @@ GIONG_API int giong_stream_fd(const struct giong_stream *s);
  * of giong_stream_query(). Does not suspend. Owner worker only.
  */
 GIONG_API int giong_stream_splice_fd(const struct giong_stream *s);
+
+/*
+ * giong_stream_can_splice() - whether giong_stream_splice() can move bytes
+ * into @s: 1 when bytes written to @s reach a socket unchanged (a TCP or
+ * Unix stream, also one in the worker's direct table, which has no
+ * descriptor for giong_stream_splice_fd(): see tcp.h); -ENOENT when a
+ * stream in the stack changes them (TLS), or the errors of
+ * giong_stream_query(). Does not suspend. Owner worker only.
+ */
+GIONG_API int giong_stream_can_splice(const struct giong_stream *s);
+
+/*
+ * giong_stream_splice() - move up to @len bytes from the pipe @pipe_fd (its
+ * read end, a regular descriptor; borrowed) into the socket that bytes
+ * written to @s reach unchanged, without copying them through user space
+ * (IORING_OP_SPLICE; a socket in the worker's direct table is named by its
+ * slot). Ordered after the writes of @s in flight, as a write is; the
+ * caller sends nothing through @s while it runs (send_start included).
+ * Returns the bytes moved (a short count is not an error), 0 when the pipe
+ * is empty with no writer, -ENOENT (see giong_stream_can_splice()),
+ * -EINVAL (NULL @s, negative @pipe_fd, zero @len), -EBADF (closed meanwhile),
+ * -ETIMEDOUT / -ECANCELED, or -errno of splice(2). May suspend. Owner
+ * worker only.
+ */
+GIONG_API ssize_t giong_stream_splice(struct giong_stream *s, int pipe_fd, size_t len);
+
+/*
+ * giong_stream_peek() - copy into @buf up to @len bytes that have arrived
+ * on the socket beneath @s (the first socket stream down the stack: under
+ * TLS, the ciphertext) without taking them (MSG_PEEK), waiting for the
+ * first. For a header read before the stream is used (a PROXY header).
+ * Returns the count, 0 at the peer's end, -EBUSY when the stream has begun
+ * receiving (its multishot receive armed, or bytes queued: peeking would
+ * skip them), -ENOTSUP (no socket beneath), -EINVAL, -EBADF, -ETIMEDOUT /
+ * -ECANCELED, or -errno of recv(2). May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_stream_peek(struct giong_stream *s, void *buf, size_t len);
 
 /*
  * giong_stream_alpn() - the application protocol agreed by ALPN on @s (TLS

@@ -9,6 +9,37 @@
  * timeout or a cancellation around accept never loses a connection. When
  * the queue holds more than max_pending connections, accepting pauses (the
  * kernel's backlog then slows new clients) until it drains below half.
+ *
+ * Direct descriptors. On the io_uring tiers a TCP listener accepts into the
+ * worker's table of direct descriptors (giong/core/direct.h): the kernel
+ * puts each connection in a free slot of the ring's file table
+ * (IORING_FILE_INDEX_ALLOC) and it never gets a descriptor in the process.
+ * Its receives, sends, shutdown, cancels and close name the slot
+ * (IOSQE_FIXED_FILE), which saves the kernel a descriptor lookup and
+ * reference per operation and the process a descriptor per connection.
+ * Nothing changes for the stream's user, but for what needs a descriptor:
+ *  - giong_stream_fd() (and GIONG_STREAM_QUERY_SOCKET) gives -EOPNOTSUPP
+ *    (which is -ENOTSUP on Linux), and so giong_stream_peer_addr() and
+ *    giong_stream_local_addr(): Linux has no call that gives a slot's
+ *    socket a descriptor, nor its addresses, before 6.8; from 6.8
+ *    giong_stream_fd_install() gives it one (an operation on the ring: it
+ *    may suspend), and the stream is a regular one from then on;
+ *  - giong_stream_splice_fd() gives -ENOENT: bytes are written through the
+ *    stream (HTTP then copies a file body instead of splicing it);
+ *  - giong_tcp_set_nodelay() gives -EOPNOTSUPP; a listener of
+ *    giong_tcp_listen() sets TCP_NODELAY on its connections already.
+ * A listener whose connections need a descriptor asks for regular ones
+ * (giong_listen_options.regular_fds): its connections are as before. Unix
+ * listeners and connect always make regular descriptors, and so do workers
+ * without a table (the epoll tier, a kernel that refuses one or releases
+ * closed slots late - before 6.13 -, the table turned off).
+ * A full table is no error: when no more than a sixteenth of it (1 to 64
+ * slots) is free, the listener accepts regular descriptors, each counted in
+ * giong_stats.direct_fallbacks, and goes back to direct ones once twice
+ * that is free. The margin is for bursts the kernel accepts before the
+ * worker reaps them: should one still find the table full, that connection
+ * is lost (the kernel closes it: -ENFILE), and the listener accepts regular
+ * descriptors from then on.
  */
 #ifndef GIONG_NET_TCP_H
 #define GIONG_NET_TCP_H
@@ -33,6 +64,12 @@ struct giong_listen_options {
 	unsigned max_pending; /* accepted but not yet taken; default 1024 */
 	bool no_reuseport;    /* do not set SO_REUSEPORT (default: set) */
 	bool v6only;          /* IPv6 sockets accept IPv6 only */
+	/* Accept TCP connections as regular descriptors, never into the
+	 * worker's direct table (see Direct descriptors above); for
+	 * connections whose descriptor is needed: giong_stream_fd(), peer and
+	 * local addresses, setsockopt, a socket handed to another library.
+	 * Default false: direct where the worker has a table. */
+	bool regular_fds;
 };
 
 /*
@@ -53,7 +90,8 @@ GIONG_API int giong_tcp_listen(const char *addr, const struct giong_listen_optio
  * closes it; FD_CLOEXEC is set); on failure @fd stays the caller's. To serve
  * one inherited socket from several workers, give each its own dup(2): the
  * kernel spreads connections over their accepts. @opts may be NULL (only
- * max_pending applies: the socket is bound and listening already). Returns
+ * max_pending and regular_fds apply: the socket is bound and listening
+ * already). Returns
  * 0 and an owned listener in *@ret, or -EBADF (a negative or closed @fd),
  * -ENOTSOCK, -EINVAL (not a stream socket, or not listening; NULL @ret),
  * -EAFNOSUPPORT (another family), -ENOMEM, GIONG_ENOTWORKER. Owner worker
