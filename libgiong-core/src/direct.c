@@ -15,18 +15,19 @@
 #include "op.h"
 
 /* The size a worker asks for: @want (giong_config.direct_files, the
- * environment applied), 0 picking the soft RLIMIT_NOFILE; never more than
- * that limit, which the kernel enforces for a registered table (-EMFILE). */
+ * environment applied): 0 none, -1 the soft RLIMIT_NOFILE (at most
+ * GIONG_DIRECT_FILES_MAX); never more than that limit, which the kernel
+ * enforces for a registered table (-EMFILE). */
 static unsigned table_size(int want)
 {
 	struct rlimit rl;
 	rlim_t lim = GIONG_DIRECT_FILES_MAX;
 
-	if (want < 0)
+	if (want == 0)
 		return 0;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		lim = rl.rlim_cur;
-	if (want == 0)
+	if (want < 0)
 		return lim < GIONG_DIRECT_FILES_MAX ? (unsigned)lim : GIONG_DIRECT_FILES_MAX;
 	return (rlim_t)want < lim ? (unsigned)want : (unsigned)lim;
 }

@@ -65,9 +65,10 @@ static bool is_pow2(unsigned v)
 	return v && !(v & (v - 1));
 }
 
-/* GIONG_DIRECT_FILES: 0 if unset, -1 for "off" (or 0), the count, or -EINVAL
+/* GIONG_DIRECT_FILES into *@out as giong_config.direct_files takes it: "off"
+ * (or 0) 0, "auto" -1, or the count. Returns 1 if set, 0 if unset, -EINVAL
  * for anything else (a count above 2^20, the kernel's most, included). */
-static int direct_files_from_env(void)
+static int direct_files_from_env(int *out)
 {
 	const char *v = getenv("GIONG_DIRECT_FILES");
 	char *end;
@@ -75,13 +76,16 @@ static int direct_files_from_env(void)
 
 	if (!v || !*v)
 		return 0;
-	if (!strcmp(v, "off"))
-		return -1;
+	if (!strcmp(v, "off") || !strcmp(v, "auto")) {
+		*out = v[0] == 'a' ? -1 : 0;
+		return 1;
+	}
 	errno = 0;
 	n = strtol(v, &end, 10);
 	if (errno || *end || n < 0 || n > (1L << 20))
 		return -EINVAL;
-	return n ? (int)n : -1;
+	*out = (int)n;
+	return 1;
 }
 
 /* Fill zeros with defaults and reject what cannot work. */
@@ -113,10 +117,8 @@ static int config_check(struct giong_config *c)
 		return -EINVAL;
 	if (c->direct_files < -1 || c->direct_files > (1 << 20))
 		return -EINVAL;
-	if ((env = direct_files_from_env()) < -1)
+	if (direct_files_from_env(&c->direct_files) < 0)
 		return -EINVAL;
-	if (env != 0)
-		c->direct_files = env;
 	env = giong__ring_tier_from_env();
 	if (env < 0)
 		return -EINVAL;

@@ -7,7 +7,8 @@
  * documented answers; a table near full makes regular descriptors, counted,
  * and direct ones again once there is room; close under parked tasks frees
  * every slot; giong_stream_fd_install() gives one a descriptor (Linux 6.8+);
- * regular_fds and GIONG_DIRECT_FILES=off give regular ones. On
+ * regular_fds, GIONG_DIRECT_FILES=off and the default configuration (no
+ * table) give regular ones. On
  * the epoll tier, and before Linux 6.13 (no table: direct.c), every
  * connection is regular and the same calls work.
  */
@@ -175,9 +176,19 @@ static void echo_main(unsigned w, void *arg)
 		wait_used(0);
 }
 
-static void test_echo(void **state)
+/* A runtime with a direct table as large as the descriptor limit allows
+ * (giong_config.direct_files = -1; the default is none). */
+static struct giong_config direct_config(void)
 {
 	struct giong_config c = gt_config(1);
+
+	c.direct_files = -1;
+	return c;
+}
+
+static void test_echo(void **state)
+{
+	struct giong_config c = direct_config();
 	int fds = gt_count_fds();
 	bool regular = false;
 
@@ -188,7 +199,7 @@ static void test_echo(void **state)
 
 static void test_regular_option(void **state)
 {
-	struct giong_config c = gt_config(1);
+	struct giong_config c = direct_config();
 	struct giong_stats st;
 	int fds = gt_count_fds();
 	bool regular = true;
@@ -265,7 +276,7 @@ static void full_main(unsigned w, void *arg)
 
 static void test_table_full_falls_back(void **state)
 {
-	struct giong_config c = gt_config(1);
+	struct giong_config c = direct_config();
 	struct giong_stats st;
 	struct full f = {0};
 	int fds = gt_count_fds();
@@ -349,7 +360,7 @@ static void close_main(unsigned w, void *arg)
 
 static void test_close_under_parked_tasks(void **state)
 {
-	struct giong_config c = gt_config(1);
+	struct giong_config c = direct_config();
 	int fds = gt_count_fds();
 
 	(void)state;
@@ -410,7 +421,7 @@ static void install_main(unsigned w, void *arg)
 
 static void test_fd_install(void **state)
 {
-	struct giong_config c = gt_config(1);
+	struct giong_config c = direct_config();
 	int fds = gt_count_fds();
 
 	(void)state;
@@ -426,7 +437,7 @@ static void off_main(unsigned w, void *arg)
 
 static void test_env_off(void **state)
 {
-	struct giong_config c = gt_config(1);
+	struct giong_config c = direct_config();
 	struct giong_runtime *rt;
 	int size = -1;
 
@@ -434,6 +445,25 @@ static void test_env_off(void **state)
 	setenv("GIONG_DIRECT_FILES", "off", 1);
 	gt_run(&c, off_main, &size, NULL);
 	assert_int_equal(size, 0);
+	unsetenv("GIONG_DIRECT_FILES");
+	{ /* the default: no table */
+		struct giong_config d = gt_config(1);
+
+		size = -1;
+		gt_run(&d, off_main, &size, NULL);
+		assert_int_equal(size, 0);
+	}
+	setenv("GIONG_DIRECT_FILES", "auto", 1);
+	{ /* the environment turns it on */
+		struct giong_config d = gt_config(1);
+
+		size = -1;
+		gt_run(&d, off_main, &size, NULL);
+		if (expect_table())
+			assert_true(size > 0);
+		else
+			assert_int_equal(size, 0);
+	}
 	setenv("GIONG_DIRECT_FILES", "nonsense", 1);
 	assert_int_equal(giong_runtime_new(&c, &rt), -EINVAL);
 	unsetenv("GIONG_DIRECT_FILES");

@@ -130,7 +130,13 @@ int giong_http_request_client_addr(const struct giong_http_request *r, struct gi
 		*out = *c->client;
 		return 0;
 	}
-	if ((err = giong_stream_peer_addr(c->s, out)))
+	err = giong_stream_peer_addr(c->s, out);
+	/* A connection accepted as a direct descriptor has no descriptor to ask:
+	 * give it one (once; it is a regular socket from then on). Direct
+	 * descriptors are used only where the kernel can (net's tcp.h). */
+	if (err == -EOPNOTSUPP && giong_stream_fd_install(c->s) >= 0)
+		err = giong_stream_peer_addr(c->s, out);
+	if (err)
 		return err;
 	/* A connection's peer does not change: one getpeername() per connection, not
 	 * one per request (an access log asks for every request). Not kept if no

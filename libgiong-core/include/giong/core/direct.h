@@ -11,10 +11,14 @@
  * (IORING_FILE_INDEX_ALLOC: the kernel picks the slot); see
  * <giong/net/tcp.h>.
  *
- * Size: giong_config.direct_files slots per worker (0: the soft
- * RLIMIT_NOFILE, at most GIONG_DIRECT_FILES_MAX; -1: no table), or the
- * environment's GIONG_DIRECT_FILES (a count, or "off"), which wins. The
- * kernel refuses a table larger than RLIMIT_NOFILE: the size is cut to it.
+ * Size: giong_config.direct_files slots per worker (0, the default: no
+ * table; -1: the soft RLIMIT_NOFILE, at most GIONG_DIRECT_FILES_MAX), or the
+ * environment's GIONG_DIRECT_FILES (a count, "auto" or "off"), which wins.
+ * The kernel refuses a table larger than RLIMIT_NOFILE: the size is cut to
+ * it. Off by default: against one worker's regular descriptors it gained
+ * nothing that five or nine interleaved rounds could tell from the noise
+ * (bench/results/http.md, issue 28), and a connection in it has no
+ * descriptor to ask its addresses or options (net's tcp.h).
  * No table on the epoll tier, nor where the kernel refuses one, nor before
  * Linux 6.13: there a file closed out of its slot is released only once
  * every request that used the table before has completed, so one idle

@@ -70,9 +70,11 @@ struct giong_config {
 	 * io_uring is refused; default false (one line per runtime). */
 	bool quiet_fallback;
 	/* Slots in each worker's table of direct descriptors (giong/core/direct.h),
-	 * where accepted TCP connections go: 0 (default) the soft RLIMIT_NOFILE,
-	 * at most GIONG_DIRECT_FILES_MAX; -1 none (regular descriptors only); the
-	 * environment's GIONG_DIRECT_FILES (a count, or "off") wins. */
+	 * where accepted TCP connections then go: 0 (default) none, regular
+	 * descriptors only (the table gained nothing measurable here: issue 28 in
+	 * bench/results/http.md); N > 0: N slots, cut to the soft RLIMIT_NOFILE;
+	 * -1: the soft RLIMIT_NOFILE, at most GIONG_DIRECT_FILES_MAX. The
+	 * environment's GIONG_DIRECT_FILES (a count, "auto" or "off") wins. */
 	int direct_files;
 };
 

@@ -87,11 +87,14 @@ GIONG_API const char *giong_http_request_param(const struct giong_http_request *
 /*
  * giong_http_request_client_addr() - the client's address into @out: the one
  * a PROXY protocol header named (when the server expects one), else the
- * connection's peer. Returns 0, -EINVAL (NULL argument, or a request not
- * being answered), -ENOTSUP (no socket beneath the stream, or a TCP
- * connection accepted as a direct descriptor, which cannot be asked its peer:
- * listen with giong_listen_options.regular_fds where the peer is wanted, see
- * <giong/net/tcp.h>), or the -errno of getpeername(2).
+ * connection's peer, asked once per connection. A TCP connection accepted
+ * as a direct descriptor (<giong/net/tcp.h>) has no descriptor to ask: the
+ * first call gives it one (giong_stream_fd_install(), which may suspend);
+ * a listener whose every client is asked (an access log) saves that with
+ * giong_listen_options.regular_fds. Returns 0, -EINVAL (NULL argument, or a
+ * request not being answered), -ENOTSUP (no socket beneath the stream), the
+ * -errno of giong_stream_fd_install() (-EMFILE), or the -errno of
+ * getpeername(2). For the handler's task only.
  */
 GIONG_API int giong_http_request_client_addr(const struct giong_http_request *r,
 					     struct giong_addr *out);

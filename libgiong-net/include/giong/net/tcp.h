@@ -10,8 +10,10 @@
  * the queue holds more than max_pending connections, accepting pauses (the
  * kernel's backlog then slows new clients) until it drains below half.
  *
- * Direct descriptors. On the io_uring tiers a TCP listener accepts into the
- * worker's table of direct descriptors (giong/core/direct.h): the kernel
+ * Direct descriptors. Where the runtime was given a table
+ * (giong_config.direct_files; none by default), on the io_uring tiers, a TCP
+ * listener accepts into the worker's table of direct descriptors
+ * (giong/core/direct.h): the kernel
  * puts each connection in a free slot of the ring's file table
  * (IORING_FILE_INDEX_ALLOC) and it never gets a descriptor in the process.
  * Its receives, sends, shutdown, cancels and close name the slot
