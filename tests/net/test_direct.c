@@ -94,12 +94,14 @@ static void exercise(struct giong_stream *s, int cfd, bool direct)
 	struct giong_addr a;
 	struct iovec iov[2] = {{"wri", 3}, {"tev", 3}};
 	char buf[32];
+	ssize_t w;
 	int p[2];
 
 	/* peek, then read what was peeked */
 	gt_check_int_equal(send(cfd, "peek", 4, 0), 4);
 	gt_check_int_equal(giong_stream_peek(s, buf, 4), 4);
-	gt_check_int_equal(giong_stream_read(s, buf, 4), 4);
+	/* (a read may come back short under a fault plan: docs/testing.md) */
+	gt_check_int_equal(nt_stream_read_exact(s, buf, 4), 4);
 	gt_check_memory_equal(buf, "peek", 4);
 	/* multishot receive, echoed with write_all */
 	gt_check_int_equal(send(cfd, "hello", 5, 0), 5);
@@ -108,7 +110,11 @@ static void exercise(struct giong_stream *s, int cfd, bool direct)
 	giong_recvbuf_release(b);
 	gt_check_true(plain_read(cfd, buf, 5));
 	gt_check_memory_equal(buf, "hello", 5);
-	gt_check_int_equal(giong_stream_writev(s, iov, 2), 6);
+	/* writev sends once: a short count (a fault plan's) is not an error */
+	w = giong_stream_writev(s, iov, 2);
+	gt_check_true(w > 0 && w <= 6);
+	if (w > 0 && w < 6)
+		gt_check_int_equal(giong_stream_write_all(s, &"writev"[w], (size_t)(6 - w)), 6 - w);
 	gt_check_true(plain_read(cfd, buf, 6));
 	gt_check_memory_equal(buf, "writev", 6);
 	/* a pipe's bytes into the socket */
