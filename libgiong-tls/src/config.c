@@ -22,8 +22,8 @@ int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_co
 	if (!ret)
 		return -EINVAL;
 	*ret = NULL;
-	if (!be || be->abi != GIONG_TLS_BACKEND_ABI || be->size < sizeof(*be) || !be->ctx_new ||
-	    !be->conn_init || !be->handshake || !be->read || !be->write)
+	if (!be || be->abi != GIONG_TLS_BACKEND_ABI || be->size < GIONG_TLS_BACKEND_SIZE_1 ||
+	    !be->ctx_new || !be->conn_init || !be->handshake || !be->read || !be->write)
 		return -EINVAL;
 	cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
@@ -458,6 +458,7 @@ int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx,
 			.ciphers12 = cfg->ciphers12,
 			.ciphers13 = cfg->ciphers13,
 			.tickets = cfg->tickets,
+			.ktls = true, /* no switch yet: see struct giong_tls_settings */
 		};
 
 		cfg->build_text[role][0] = '\0';

@@ -141,6 +141,15 @@ struct giong_tls_stream {
 	char *server_name; /* a client's, for its session cache entry (or NULL) */
 };
 
+/* ktls.c: the kernel TLS material of direction @tx of TLS stream @st, from its
+ * backend's export_keys (struct giong_tls_backend), checked for what
+ * <linux/tls.h> can take. Returns 0 and *@k (the caller wipes it); -EINVAL: not
+ * a TLS stream; -EOPNOTSUPP: the backend has no export_keys; -ENOTCONN: before
+ * the handshake finished, or closed; -EPROTO: the backend's answer was not
+ * sane; else the backend's -ENOTSUP / -EAGAIN / -ENOMEM (*@k zeroed on
+ * failure). Internal: the tests call it (tests/tls/test_ktls_keys.c). */
+int giong__tls_export_keys(struct giong_stream *st, bool tx, struct giong_tls_keys *k);
+
 /* io.c: ciphertext in and out (all with the stream's busy count held). */
 /* Receive from lower into s->held (parks). 0: something to pull (bytes, or
  * the end/failure of lower, which the pull reports); -errno: nothing was
