@@ -129,11 +129,11 @@ void giong__direct_init(struct giong__worker *w, int want)
 		return;
 	/* Probed by doing it: a kernel before 5.19 (no sparse registration), a
 	 * seccomp profile refusing io_uring_register, or no memory leave the
-	 * worker without a table, and its sockets regular. Every kernel the
-	 * io_uring tiers run on (6.0+) has what the table's users need besides:
-	 * accept into IORING_FILE_INDEX_ALLOC (5.19), IORING_ASYNC_CANCEL_FD_FIXED
-	 * (6.0), close of a slot (5.15). */
-	/* Known already to release closed slots late: nothing to register. */
+	 * worker without a table, and its sockets regular; so does a kernel
+	 * already known to release closed slots late (close_probe < 0). Every
+	 * kernel the io_uring tiers run on (6.0+) has what the table's users
+	 * need besides: accept into IORING_FILE_INDEX_ALLOC (5.19),
+	 * IORING_ASYNC_CANCEL_FD_FIXED (6.0), close of a slot (5.15). */
 	if (n < 2 || atomic_load(&close_probe) < 0 ||
 	    io_uring_register_files_sparse(&w->ring.ring, n))
 		return;

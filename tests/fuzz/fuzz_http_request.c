@@ -11,7 +11,8 @@
  * The whole is parsed a second time with http-parser's second opinion forced
  * (giong__http_parse_head_full()), so that http-parser reads every input, and the two
  * answers must be one: on a plain head, where the server skips http-parser, this is
- * the check that http-parser would have agreed.
+ * the check that http-parser would have agreed. The byte scanner alone (no fast pass,
+ * h1/fast_head.h) must give the same answer, the same head and the same fields.
  * A head that parses is checked (spans inside the buffer), and a chunked body is then
  * decoded from the bytes after the head, in two pieces split at the same point.
  * A disagreement traps; ASan and UBSan catch the rest.
@@ -26,11 +27,37 @@
 
 #define FIELDS_MAX 128
 
-static struct giong_http_field fields[FIELDS_MAX], fields2[FIELDS_MAX], fields3[FIELDS_MAX];
+static struct giong_http_field fields[FIELDS_MAX], fields2[FIELDS_MAX], fields3[FIELDS_MAX],
+	fields4[FIELDS_MAX];
 
 static void inside(const char *p, size_t n, const char *buf, size_t len)
 {
 	if (n && (!p || p < buf || p + n > buf + len))
+		__builtin_trap();
+}
+
+/* The fast pass and the byte scanner left the same head (the field arrays aside). */
+static void same_head(const struct giong__http_head *a, const struct giong__http_head *b)
+{
+	struct giong__http_head x = *a, y = *b;
+
+	if (x.nfields != y.nfields)
+		__builtin_trap();
+	for (uint32_t i = 0; i < x.nfields; i++)
+		if (x.fields[i].name != y.fields[i].name ||
+		    x.fields[i].value != y.fields[i].value ||
+		    x.fields[i].name_len != y.fields[i].name_len ||
+		    x.fields[i].value_len != y.fields[i].value_len)
+			__builtin_trap();
+	x.fields = y.fields = NULL;
+	if (x.method != y.method || x.method_len != y.method_len || x.method_id != y.method_id ||
+	    x.target != y.target || x.target_len != y.target_len || x.form != y.form ||
+	    x.path != y.path || x.path_len != y.path_len || x.query != y.query ||
+	    x.query_len != y.query_len || x.version_major != y.version_major ||
+	    x.version_minor != y.version_minor || x.host != y.host || x.host_len != y.host_len ||
+	    x.body != y.body || x.content_length != y.content_length ||
+	    x.keep_alive != y.keep_alive || x.expect_continue != y.expect_continue ||
+	    x.upgrade != y.upgrade)
 		__builtin_trap();
 }
 
@@ -65,10 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct giong_http_limits lim;
 	struct giong__http_scan sc = {0};
-	struct giong__http_head h, h2, h3;
+	struct giong__http_head h, h2, h3, h4;
 	size_t split;
 	char *whole, *prefix;
-	int r, r2, r3, st = 0, st2 = 0, st3 = 0;
+	int r, r2, r3, r4, st = 0, st2 = 0, st3 = 0, st4 = 0;
 
 	if (size < 2)
 		return 0;
@@ -87,9 +114,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole = malloc(size ? size : 1);
 	memcpy(whole, data, size);
 	r = giong__http_parse_head(whole, size, &lim, NULL, &h, fields, &st);
-	r3 = giong__http_parse_head_full(whole, size, &lim, NULL, &h3, fields3, &st3, true);
+	r3 = giong__http_parse_head_full(whole, size, &lim, NULL, &h3, fields3, &st3,
+					 GIONG__HTTP_PARSE_SECOND_ALWAYS);
 	if (r3 != r || (r == -EBADMSG && st3 != st))
 		__builtin_trap(); /* r > 0: a plain head http-parser refuses; else a bug */
+	r4 = giong__http_parse_head_full(whole, size, &lim, NULL, &h4, fields4, &st4,
+					 GIONG__HTTP_PARSE_BYTE_SCANNER);
+	if (r4 != r || (r == -EBADMSG && st4 != st))
+		__builtin_trap(); /* the fast pass took a head the scanner answers otherwise */
+	if (r > 0)
+		same_head(&h, &h4);
 
 	prefix = malloc(split ? split : 1);
 	memcpy(prefix, data, split);

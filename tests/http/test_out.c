@@ -96,6 +96,46 @@ static void test_no_splitting(void **state)
 	giong__http_out_free(&o);
 }
 
+/* The byte rule the word-at-a-time check must keep: no control but HTAB, no DEL. */
+static bool value_byte_ok(unsigned char c)
+{
+	return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
+/* Each byte value at each place of values 1 to 24 bytes long (inside a word, at its
+ * edges, in the tail), against the rule byte by byte; the borrow of one byte's test
+ * must not reach another's (0x20 beside 0x1f, 0x80 beside 0x7f, ...). */
+static void test_field_value_bytes(void **state)
+{
+	char v[24];
+
+	(void)state;
+	for (size_t len = 1; len <= sizeof(v); len++)
+		for (size_t at = 0; at < len; at++)
+			for (unsigned c = 0; c < 256; c++) {
+				bool edge_ws =
+					(at == 0 || at == len - 1) && (c == ' ' || c == '\t');
+
+				memset(v, 'a', sizeof(v));
+				v[at] = (char)c;
+				if (at + 1 < len)
+					v[at + 1] = (char)(c + 1); /* a neighbour one above */
+				assert_int_equal(giong__http_is_field_value(v, len),
+						 value_byte_ok((unsigned char)c) && !edge_ws &&
+							 (at + 1 >= len ||
+							  (value_byte_ok((unsigned char)(c + 1)) &&
+							   !(at + 1 == len - 1 &&
+							     ((unsigned char)(c + 1) == ' ' ||
+							      (unsigned char)(c + 1) == '\t')))));
+			}
+	assert_true(giong__http_is_field_value("application/json", 16));
+	assert_true(giong__http_is_field_value("a\tb c\x80\xff", 7));
+	assert_false(giong__http_is_field_value("text/html; charset=utf-8\r\nX: y", 30));
+	assert_false(giong__http_is_field_value("abcdefgh\x7f", 9));
+	assert_true(giong__http_is_field_value(NULL, 0));
+	assert_false(giong__http_is_field_value(NULL, 3));
+}
+
 static void test_bound(void **state)
 {
 	struct giong__http_out o;
@@ -130,10 +170,9 @@ static void test_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_and_fields),
-		cmocka_unit_test(test_date_field),
-		cmocka_unit_test(test_no_splitting),
-		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_status_and_fields), cmocka_unit_test(test_date_field),
+		cmocka_unit_test(test_no_splitting),      cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_field_value_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

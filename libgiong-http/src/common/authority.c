@@ -31,17 +31,21 @@ static bool digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
-/* reg-name = *( unreserved / pct-encoded / sub-delims ), here non-empty. */
-static bool reg_name(const unsigned char *p, size_t n)
+/* reg-name = *( unreserved / pct-encoded / sub-delims ): how many bytes of @p[0..n)
+ * are one, from the start; the byte there (if any) is not. */
+static size_t reg_name_run(const unsigned char *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+
+	while (i < n) {
 		if (regname_byte(p[i]))
-			continue;
-		if (p[i] != '%' || n - i < 3 || !hex(p[i + 1]) || !hex(p[i + 2]))
-			return false;
-		i += 2;
+			i++;
+		else if (p[i] == '%' && n - i >= 3 && hex(p[i + 1]) && hex(p[i + 2]))
+			i += 3;
+		else
+			break;
 	}
-	return n > 0;
+	return i;
 }
 
 /* IPv4address: four dec-octets ("0" to "255", no leading zero) and three dots. */
@@ -160,10 +164,10 @@ bool giong__http_authority_valid(const char *s, size_t n)
 		host_end++;
 	} else {
 		/* reg-name or IPv4address: the latter is a reg-name too, so that
-		 * "999.1.1.1" is a valid name (RFC 3986 3.2.2: first match wins). */
-		while (host_end < n && p[host_end] != ':')
-			host_end++;
-		if (!reg_name(p, host_end))
+		 * "999.1.1.1" is a valid name (RFC 3986 3.2.2: first match wins).
+		 * One pass to the first ':' (which no "%XX" holds). */
+		host_end = reg_name_run(p, n);
+		if (!host_end || (host_end < n && p[host_end] != ':'))
 			return false;
 	}
 	if (host_end == n)

@@ -7,6 +7,7 @@
 #include <http_parser.h>
 
 #include "common/authority.h"
+#include "h1/fast_head.h"
 #include "h1/head.h"
 
 enum scan_state {
@@ -420,19 +421,12 @@ static int second_opinion(const char *head, size_t len, const struct giong__http
 	return 0;
 }
 
-/* Bit c: byte c is pchar (RFC 3986 3.3: unreserved, pct-encoded's "%", sub-delims,
- * ":", "@"), "/" or "?", which http-parser's URL states take as path or query in
- * strict builds and others alike ("#" never: a fragment). */
-static const uint32_t target_set[4] = {
-	0x00000000, /* 0x00-0x1f: controls */
-	0xaffffff2, /* 0x20-0x3f: ! $ % & ' ( ) * + , - . / 0-9 : ; = ? */
-	0x87ffffff, /* 0x40-0x5f: @ A-Z _ */
-	0x47fffffe, /* 0x60-0x7f: a-z ~ */
-};
-
+/* Byte c is pchar (RFC 3986 3.3: unreserved, pct-encoded's "%", sub-delims, ":",
+ * "@"), "/" or "?", which http-parser's URL states take as path or query in strict
+ * builds and others alike ("#" never: a fragment). The table is fast_head.c's. */
 static bool target_byte_plain(unsigned char c)
 {
-	return c < 0x80 && (target_set[c >> 5] >> (c & 31)) & 1;
+	return giong__http_byte_class[c] & GIONG__HTTP_B_TARGET;
 }
 
 /* No byte of b[0..len) above 0x7F: eight at a time. */
@@ -499,18 +493,14 @@ static int special_name(const char *n, uint32_t len)
 	return NAME_OTHER;
 }
 
-bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
+/* The plain head's rules on its method, version, form and fields, with its bytes
+ * (the target's, obs-text) checked by the caller. */
+static bool plain_shape(const struct giong__http_head *h, size_t len)
 {
-	if (!h || !h->method || len > GIONG__HTTP_PLAIN_HEAD_MAX)
+	if (len > GIONG__HTTP_PLAIN_HEAD_MAX)
 		return false;
 	if (h->method_id == GIONG_HTTP_OTHER || h->method_id == GIONG_HTTP_CONNECT ||
 	    h->version_major != 1 || h->version_minor != 1 || h->form != GIONG__HTTP_ORIGIN_FORM)
-		return false;
-	for (uint32_t i = 0; i < h->target_len; i++)
-		if (!target_byte_plain((unsigned char)h->target[i]))
-			return false;
-	/* obs-text anywhere (values are the only place left that may hold it) */
-	if (!ascii((const unsigned char *)h->method, len))
 		return false;
 	for (uint32_t i = 0; i < h->nfields; i++) {
 		const struct giong_http_field *f = &h->fields[i];
@@ -538,6 +528,17 @@ bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
 	return true;
 }
 
+bool giong__http_head_plain(const struct giong__http_head *h, size_t len)
+{
+	if (!h || !h->method || !plain_shape(h, len))
+		return false;
+	for (uint32_t i = 0; i < h->target_len; i++)
+		if (!target_byte_plain((unsigned char)h->target[i]))
+			return false;
+	/* obs-text anywhere (values are the only place left that may hold it) */
+	return ascii((const unsigned char *)h->method, len);
+}
+
 /* A refusal: its status through @status, the return value an errno. */
 static int refused(int *status, int r)
 {
@@ -550,18 +551,42 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 			   struct giong__http_scan *sc, struct giong__http_head *h,
 			   struct giong_http_field *fields, int *status)
 {
-	return giong__http_parse_head_full(buf, len, lim, sc, h, fields, status, false);
+	return giong__http_parse_head_full(buf, len, lim, sc, h, fields, status, 0);
+}
+
+/* The fast pass (fast_head.h) on a head not begun: 1 with *@sc and *@out as the
+ * scanner and split() would leave them, 0 to leave the head to the scanner. */
+static int fast(const char *buf, size_t len, const struct giong_http_limits *lim,
+		struct giong__http_scan *sc, struct giong__http_head *out,
+		struct giong_http_field *fields, bool *target_plain)
+{
+	uint32_t method_len, n;
+
+	if (sc->pos || sc->state != S_START)
+		return 0;
+	n = giong__http_fast_head((const unsigned char *)buf, len, lim, out, fields, &method_len,
+				  target_plain);
+	if (!n)
+		return 0;
+	*sc = (struct giong__http_scan){.pos = n,
+					.method_len = method_len,
+					.nfields = out->nfields,
+					.state = S_DONE,
+					.vmajor = out->version_major,
+					.vminor = out->version_minor};
+	return 1;
 }
 
 int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_http_limits *lim,
 				struct giong__http_scan *sc, struct giong__http_head *h,
-				struct giong_http_field *fields, int *status, bool second_always)
+				struct giong_http_field *fields, int *status, unsigned flags)
 {
 	size_t head_len;
 
 	struct giong_http_limits defaults;
 	struct giong__http_scan local = {0};
 	struct giong__http_head out = {0};
+	bool whole, target_plain = false, plain;
 	int r;
 
 	if ((!buf && len) || !h || !fields)
@@ -578,18 +603,25 @@ int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_
 		len = UINT32_MAX; /* past any head limit: the scanner refuses before */
 	if (sc->pos > len)
 		return -EINVAL; /* the buffer lost bytes it had */
-	/* Below, the scanner's steps return minus the status of a refusal: they
-	 * know no errno. Here it leaves through @status. */
-	r = scan((const unsigned char *)buf, len, lim, sc);
-	if (r < 0)
-		return refused(status, r);
-	if (r == 0)
-		return 0;
-	split(buf, sc, &out, fields);
+	whole = !(flags & GIONG__HTTP_PARSE_BYTE_SCANNER) &&
+		fast(buf, len, lim, sc, &out, fields, &target_plain);
+	if (!whole) {
+		/* Below, the scanner's steps return minus the status of a refusal:
+		 * they know no errno. Here it leaves through @status. */
+		r = scan((const unsigned char *)buf, len, lim, sc);
+		if (r < 0)
+			return refused(status, r);
+		if (r == 0)
+			return 0;
+		split(buf, sc, &out, fields);
+	}
 	if ((r = semantics(&out)))
 		return refused(status, r);
 	head_len = sc->pos - sc->rl_start;
-	if ((second_always || !giong__http_head_plain(&out, head_len)) &&
+	/* the fast pass saw the target's bytes and took no obs-text */
+	plain = whole ? target_plain && plain_shape(&out, head_len)
+		      : giong__http_head_plain(&out, head_len);
+	if (((flags & GIONG__HTTP_PARSE_SECOND_ALWAYS) || !plain) &&
 	    (r = second_opinion(buf + sc->rl_start, head_len, &out)))
 		return refused(status, r);
 	*h = out;

@@ -10,7 +10,9 @@
  *     (RFC 9112 section 2-5): CRLF only, the request line's exact shape, field names
  *     as tokens, field values without CTLs, no obs-fold, the limits. It decides at the
  *     first byte that shows a refusal, so a prefix of an input gives either "need
- *     more" or the same answer as the whole input.
+ *     more" or the same answer as the whole input. A head not begun that has the
+ *     common shape (fast_head.h) is read in one straight pass instead, which leaves
+ *     exactly what the scanner would and declines everything else to it.
  *  2. once the empty line is in, the semantic checks on the fields (framing, Host,
  *     Expect, Connection; Host's value and a target's authority: authority.h), then
  *     http-parser (http_parser_execute, HTTP_REQUEST) over exactly the head's bytes,
@@ -68,6 +70,7 @@ struct giong__http_scan {
  * @scan: resumable state (see above), or NULL to scan from the start each time.
  * @h: filled on success only.
  * @fields: the caller's array of at least lim->fields entries; h->fields points to it.
+ *         Its entries are undefined after a return other than > 0.
  * @status: where a refusal's status goes (NULL: not wanted).
  *
  * Returns:
@@ -89,15 +92,22 @@ int giong__http_parse_head(const char *buf, size_t len, const struct giong_http_
 			   struct giong__http_scan *scan, struct giong__http_head *h,
 			   struct giong_http_field *fields, int *status);
 
+/* giong__http_parse_head_full()'s @flags. */
+enum {
+	/* http-parser's second opinion on every head, plain or not */
+	GIONG__HTTP_PARSE_SECOND_ALWAYS = 1,
+	/* the byte scanner only, never the fast pass (fast_head.h) */
+	GIONG__HTTP_PARSE_BYTE_SCANNER = 2,
+};
+
 /*
- * giong__http_parse_head_full() - giong__http_parse_head() with http-parser's second
- * opinion on every head, plain or not (@second_always true), for the tests and the
- * fuzz target that check the plain heads' shortcut; false is giong__http_parse_head().
- * Same arguments and returns.
+ * giong__http_parse_head_full() - giong__http_parse_head() with @flags (above), for the
+ * tests and the fuzz target that check the two shortcuts, the plain heads' and the fast
+ * pass; 0 is giong__http_parse_head(). Same arguments and returns.
  */
 int giong__http_parse_head_full(const char *buf, size_t len, const struct giong_http_limits *lim,
 				struct giong__http_scan *scan, struct giong__http_head *h,
-				struct giong_http_field *fields, int *status, bool second_always);
+				struct giong_http_field *fields, int *status, unsigned flags);
 
 /* The longest plain head (request line to empty line): far below http-parser's
  * own limit (HTTP_MAX_HEADER_SIZE, 80 KiB), which a process may lower. */
