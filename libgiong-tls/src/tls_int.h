@@ -46,6 +46,7 @@ struct giong_tls_config {
 	enum giong_tls_version min_version, max_version;
 	char *ciphers12, *ciphers13;
 	bool tickets;
+	bool ktls; /* hand the records to the kernel after the handshake (ktls.c) */
 	uint32_t handshake_ms;
 
 	/* Built once per role by the first handshake (or _check), then
@@ -119,6 +120,9 @@ struct giong_tls_stream {
 	int broken; /* a write failed part way: every call gives -EPIPE */
 	bool shut_wr;
 	bool handshaken;
+	/* The kernel makes this side's records (ktls.c): writes and sends go to lower
+	 * as they are, and the library writes nothing more. */
+	bool ktls_tx;
 
 	/* Lifetime: tasks inside a call, and operations in flight (a deferred
 	 * readable notice, a send), keep the struct after close. */
@@ -149,6 +153,13 @@ struct giong_tls_stream {
  * sane; else the backend's -ENOTSUP / -EAGAIN / -ENOMEM (*@k zeroed on
  * failure). Internal: the tests call it (tests/tls/test_ktls_keys.c). */
 int giong__tls_export_keys(struct giong_stream *st, bool tx, struct giong_tls_keys *k);
+
+/* ktls.c: the default of giong_tls_config_ktls() (GIONG_TLS_KTLS=off: off). */
+bool giong__tls_ktls_default(void);
+/* ktls.c: after the handshake, with nothing of the library's left to send, hand
+ * the send direction to the kernel where it can be (s->ktls_tx), else count why
+ * not and stay in user space. Never fails the stream. */
+void giong__tls_ktls_tx(struct giong_tls_stream *s);
 
 /* io.c: ciphertext in and out (all with the stream's busy count held). */
 /* Receive from lower into s->held (parks). 0: something to pull (bytes, or

@@ -76,9 +76,7 @@ struct giong_tls_settings {
 	bool tickets;
 	/* Kernel TLS may be asked of this context's connections (export_keys):
 	 * a backend that must prepare for it at the handshake (OpenSSL's keylog
-	 * callback) does so only when set. The generic code sets it true for
-	 * now (the switch that turns kernel TLS off comes with the kernel
-	 * hand-over). */
+	 * callback) does so only when set (giong_tls_config_ktls()). */
 	bool ktls;
 };
 
