@@ -11,7 +11,8 @@
  * one bit must fail, so a wrong export cannot pass.
  *
  * Built per backend (both sides of that backend) and, with TT_CROSS, once with both
- * backends: a wolfSSL server with an OpenSSL client and the other way round (tls.cross_keys).
+ * backends: a wolfSSL server with an OpenSSL client and the other way round (tls.cross_keys),
+ * also after each side updated its TLS 1.3 keys.
  * Links the libraries' white-box twins: giong__tls_export_keys() is internal.
  */
 #include <string.h>
@@ -22,8 +23,13 @@
 #include "tls_int.h"
 
 #ifdef TT_CROSS
+#include <openssl/ssl.h>
+
 #include <giong/tls/openssl.h>
 #include <giong/tls/wolfssl.h>
+
+/* wolfSSL's, declared here: its headers define OpenSSL's names. */
+int wolfSSL_update_keys(void *ssl);
 #endif
 
 struct kcase {
@@ -390,6 +396,85 @@ static void test_older_backend(void **state)
 	gt_run(&cfg, old_main, NULL, NULL);
 }
 #else
+/* The library object of TLS stream @st: the first member of both backends' per-connection
+ * state (white box: struct wolf_conn and struct oconn). */
+static void *library_object(struct giong_stream *st)
+{
+	return *(void **)((struct giong_tls_stream *)st)->conn;
+}
+
+/* TLS 1.3 key updates, each side's in turn, then the export as in keys_main(). */
+static void update_main(unsigned worker, void *arg)
+{
+	struct run *r = arg;
+	struct giong_tls_config *srv = make_config(r->sbe, true, r->kc, true);
+	struct giong_tls_config *cli = make_config(r->cbe, false, r->kc, true);
+	struct giong_stream *la, *lb, *s = NULL, *c = NULL, *o, *w;
+	struct giong_tls_keys st, sr, ct, cr;
+
+	(void)worker;
+	if (!srv || !cli || !gt_check_int_equal(giong_unix_pair(&la, &lb), 0))
+		goto out;
+	if (!gt_check_int_equal(tt_pair_over(la, lb, srv, cli, "localhost", &s, &c, NULL), 0))
+		goto out;
+	through_tls(s, c, "before the updates");
+	through_tls(c, s, "before the updates, back");
+	o = !strcmp(giong_tls_backend_name(s), "openssl") ? s : c;
+	w = o == s ? c : s;
+	/* OpenSSL's goes out with its next write; wolfSSL's is pushed at once (and asks the
+	 * peer to update too, which OpenSSL does with its next write). */
+	gt_check_int_equal(SSL_key_update(library_object(o), SSL_KEY_UPDATE_NOT_REQUESTED), 1);
+	through_tls(o, w, "after OpenSSL's key update");
+	gt_check_int_equal(wolfSSL_update_keys(library_object(w)), 1);
+	through_tls(w, o, "after wolfSSL's key update");
+	through_tls(o, w, "OpenSSL answers");
+	through_tls(w, o, "and wolfSSL too");
+	gt_check_int_equal(giong__tls_export_keys(s, true, &st), 0);
+	gt_check_int_equal(giong__tls_export_keys(s, false, &sr), 0);
+	gt_check_int_equal(giong__tls_export_keys(c, true, &ct), 0);
+	gt_check_int_equal(giong__tls_export_keys(c, false, &cr), 0);
+	gt_check_true(same_material(&st, &cr));
+	gt_check_true(same_material(&ct, &sr));
+	gt_check_int_equal(st.seq, cr.seq);
+	gt_check_int_equal(ct.seq, sr.seq);
+	check_direction(r, c, la, &sr, ct.seq, "from the client, after the updates");
+	check_direction(r, s, lb, &cr, st.seq, "from the server, after the updates");
+out:
+	explicit_bzero(&st, sizeof(st));
+	explicit_bzero(&sr, sizeof(sr));
+	explicit_bzero(&ct, sizeof(ct));
+	explicit_bzero(&cr, sizeof(cr));
+	if (s)
+		giong_stream_close(s);
+	if (c)
+		giong_stream_close(c);
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void run_updates(const struct giong_tls_backend *sbe, const struct giong_tls_backend *cbe)
+{
+	struct giong_config cfg = gt_config(1);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r = {.kc = &cases[i], .sbe = sbe, .cbe = cbe, .tickets = true};
+
+		if (cases[i].v != GIONG_TLS_1_3)
+			continue;
+		print_message("%s server, %s client, %s, key updates\n", sbe->name, cbe->name,
+			      cases[i].name);
+		gt_run(&cfg, update_main, &r, NULL);
+		assert_int_equal(r.records, 2);
+	}
+}
+
+static void test_key_update(void **state)
+{
+	(void)state;
+	run_updates(giong_tls_wolfssl(), giong_tls_openssl());
+	run_updates(giong_tls_openssl(), giong_tls_wolfssl());
+}
+
 static void test_wolfssl_server_openssl_client(void **state)
 {
 	(void)state;
@@ -412,6 +497,7 @@ int main(void)
 #else
 		cmocka_unit_test(test_wolfssl_server_openssl_client),
 		cmocka_unit_test(test_openssl_server_wolfssl_client),
+		cmocka_unit_test(test_key_update),
 #endif
 	};
 
