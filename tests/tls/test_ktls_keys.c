@@ -246,67 +246,95 @@ static void through_tls(struct giong_stream *from, struct giong_stream *to, cons
 	gt_check_memory_equal(buf, msg, len);
 }
 
+/* A handshaken pair of run @r and the four exports (st: the server's TX, sr: its RX, ...). */
+struct pair {
+	struct giong_tls_config *srv, *cli;
+	struct giong_stream *la, *lb; /* the server's and the client's sockets */
+	struct giong_stream *s, *c;
+	struct giong_tls_keys st, sr, ct, cr;
+};
+
+static bool pair_open(struct run *r, struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->srv = make_config(r->sbe, true, r->kc, r->tickets);
+	p->cli = make_config(r->cbe, false, r->kc, r->tickets);
+	return p->srv && p->cli && gt_check_int_equal(giong_unix_pair(&p->la, &p->lb), 0) &&
+	       gt_check_int_equal(
+		       tt_pair_over(p->la, p->lb, p->srv, p->cli, "localhost", &p->s, &p->c, NULL),
+		       0);
+}
+
+/* Export both directions of both sides: one side's TX must be the other's RX. */
+static void pair_export(struct pair *p)
+{
+	gt_check_int_equal(giong__tls_export_keys(p->s, true, &p->st), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->s, false, &p->sr), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->c, true, &p->ct), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->c, false, &p->cr), 0);
+	gt_check_true(same_material(&p->st, &p->cr));
+	gt_check_true(same_material(&p->ct, &p->sr));
+	gt_check_false(same_material(&p->st, &p->ct));
+	gt_check_int_equal(p->ct.seq, p->sr.seq);
+}
+
+/* Each side sends, the other's socket is read raw and opened under the exports. */
+static void pair_check_wire(struct run *r, struct pair *p)
+{
+	check_direction(r, p->c, p->la, &p->sr, p->ct.seq, "from the client, under its keys");
+	check_direction(r, p->s, p->lb, &p->cr, p->st.seq, "from the server, under its keys");
+}
+
+static void pair_close(struct pair *p)
+{
+	explicit_bzero(&p->st, sizeof(p->st));
+	explicit_bzero(&p->sr, sizeof(p->sr));
+	explicit_bzero(&p->ct, sizeof(p->ct));
+	explicit_bzero(&p->cr, sizeof(p->cr));
+	if (p->s)
+		giong_stream_close(p->s);
+	if (p->c)
+		giong_stream_close(p->c);
+	giong_tls_config_free(p->srv);
+	giong_tls_config_free(p->cli);
+}
+
 static void keys_main(unsigned worker, void *arg)
 {
 	struct run *r = arg;
-	const struct kcase *kc = r->kc;
-	struct giong_tls_config *srv = make_config(r->sbe, true, kc, r->tickets);
-	struct giong_tls_config *cli = make_config(r->cbe, false, kc, r->tickets);
-	struct giong_stream *la, *lb, *s = NULL, *c = NULL;
-	struct giong_tls_keys st, sr, ct, cr;
-	uint16_t ver = kc->v == GIONG_TLS_1_3 ? GIONG_TLS_KEYS_1_3 : GIONG_TLS_KEYS_1_2;
-	int serr = 0;
+	uint16_t ver = r->kc->v == GIONG_TLS_1_3 ? GIONG_TLS_KEYS_1_3 : GIONG_TLS_KEYS_1_2;
+	struct pair p;
 
 	(void)worker;
-	if (!srv || !cli || !gt_check_int_equal(giong_unix_pair(&la, &lb), 0))
-		goto out;
-	if (!gt_check_int_equal(tt_pair_over(la, lb, srv, cli, "localhost", &s, &c, &serr), 0))
+	if (!pair_open(r, &p))
 		goto out;
 	for (int i = 0; i < r->warm; i++) {
-		through_tls(s, c, "a request? no: the server speaks first");
-		through_tls(c, s, "and the client answers");
+		through_tls(p.s, p.c, "a request? no: the server speaks first");
+		through_tls(p.c, p.s, "and the client answers");
 	}
-	gt_check_int_equal(giong__tls_export_keys(s, true, &st), 0);
-	gt_check_int_equal(giong__tls_export_keys(s, false, &sr), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, true, &ct), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, false, &cr), 0);
-	gt_check_int_equal(st.version, ver);
-	gt_check_int_equal(st.cipher, kc->cipher);
-	gt_check_int_equal(ct.cipher, kc->cipher);
-	gt_check_true(same_material(&st, &cr));
-	gt_check_true(same_material(&ct, &sr));
-	gt_check_false(same_material(&st, &ct));
-	gt_check_int_equal(ct.seq, sr.seq);
+	pair_export(&p);
+	gt_check_int_equal(p.st.version, ver);
+	gt_check_int_equal(p.st.cipher, r->kc->cipher);
 	if (r->warm) {
 		/* the client read the ticket (TLS 1.3) and every record since */
-		gt_check_int_equal(st.seq, cr.seq);
-		gt_check_int_equal(ct.seq, (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2));
-		gt_check_int_equal(st.seq,
+		gt_check_int_equal(p.st.seq, p.cr.seq);
+		gt_check_int_equal(p.ct.seq, (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2));
+		gt_check_int_equal(p.st.seq,
 				   (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2 || r->tickets));
 	} else if (ver == GIONG_TLS_KEYS_1_2) {
-		gt_check_int_equal(st.seq, cr.seq); /* 1: the Finished */
-		gt_check_int_equal(st.seq, 1);
+		gt_check_int_equal(p.st.seq, p.cr.seq); /* 1: the Finished */
+		gt_check_int_equal(p.st.seq, 1);
 	} else {
 		/* The server's NewSessionTicket is out, unread by the client. */
-		gt_check_int_equal(cr.seq, 0);
-		gt_check_int_equal(st.seq, r->tickets ? 1 : 0);
-		gt_check_int_equal(ct.seq, 0);
+		gt_check_int_equal(p.cr.seq, 0);
+		gt_check_int_equal(p.st.seq, r->tickets ? 1 : 0);
+		gt_check_int_equal(p.ct.seq, 0);
 	}
-	check_direction(r, c, la, &sr, ct.seq, "from the client, under its exported keys");
-	check_direction(r, s, lb, &cr, st.seq, "from the server, under its exported keys");
+	pair_check_wire(r, &p);
 	/* Not a TLS stream. */
-	gt_check_int_equal(giong__tls_export_keys(la, true, &st), -EINVAL);
+	gt_check_int_equal(giong__tls_export_keys(p.la, true, &p.st), -EINVAL);
 out:
-	explicit_bzero(&st, sizeof(st));
-	explicit_bzero(&sr, sizeof(sr));
-	explicit_bzero(&ct, sizeof(ct));
-	explicit_bzero(&cr, sizeof(cr));
-	if (s)
-		giong_stream_close(s);
-	if (c)
-		giong_stream_close(c);
-	giong_tls_config_free(srv);
-	giong_tls_config_free(cli);
+	pair_close(&p);
 }
 
 static void run_all(const struct giong_tls_backend *sbe, const struct giong_tls_backend *cbe)
@@ -407,20 +435,16 @@ static void *library_object(struct giong_stream *st)
 static void update_main(unsigned worker, void *arg)
 {
 	struct run *r = arg;
-	struct giong_tls_config *srv = make_config(r->sbe, true, r->kc, true);
-	struct giong_tls_config *cli = make_config(r->cbe, false, r->kc, true);
-	struct giong_stream *la, *lb, *s = NULL, *c = NULL, *o, *w;
-	struct giong_tls_keys st, sr, ct, cr;
+	struct giong_stream *o, *w;
+	struct pair p;
 
 	(void)worker;
-	if (!srv || !cli || !gt_check_int_equal(giong_unix_pair(&la, &lb), 0))
+	if (!pair_open(r, &p))
 		goto out;
-	if (!gt_check_int_equal(tt_pair_over(la, lb, srv, cli, "localhost", &s, &c, NULL), 0))
-		goto out;
-	through_tls(s, c, "before the updates");
-	through_tls(c, s, "before the updates, back");
-	o = !strcmp(giong_tls_backend_name(s), "openssl") ? s : c;
-	w = o == s ? c : s;
+	through_tls(p.s, p.c, "before the updates");
+	through_tls(p.c, p.s, "before the updates, back");
+	o = !strcmp(giong_tls_backend_name(p.s), "openssl") ? p.s : p.c;
+	w = o == p.s ? p.c : p.s;
 	/* OpenSSL's goes out with its next write; wolfSSL's is pushed at once (and asks the
 	 * peer to update too, which OpenSSL does with its next write). */
 	gt_check_int_equal(SSL_key_update(library_object(o), SSL_KEY_UPDATE_NOT_REQUESTED), 1);
@@ -429,27 +453,11 @@ static void update_main(unsigned worker, void *arg)
 	through_tls(w, o, "after wolfSSL's key update");
 	through_tls(o, w, "OpenSSL answers");
 	through_tls(w, o, "and wolfSSL too");
-	gt_check_int_equal(giong__tls_export_keys(s, true, &st), 0);
-	gt_check_int_equal(giong__tls_export_keys(s, false, &sr), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, true, &ct), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, false, &cr), 0);
-	gt_check_true(same_material(&st, &cr));
-	gt_check_true(same_material(&ct, &sr));
-	gt_check_int_equal(st.seq, cr.seq);
-	gt_check_int_equal(ct.seq, sr.seq);
-	check_direction(r, c, la, &sr, ct.seq, "from the client, after the updates");
-	check_direction(r, s, lb, &cr, st.seq, "from the server, after the updates");
+	pair_export(&p);
+	gt_check_int_equal(p.st.seq, p.cr.seq);
+	pair_check_wire(r, &p);
 out:
-	explicit_bzero(&st, sizeof(st));
-	explicit_bzero(&sr, sizeof(sr));
-	explicit_bzero(&ct, sizeof(ct));
-	explicit_bzero(&cr, sizeof(cr));
-	if (s)
-		giong_stream_close(s);
-	if (c)
-		giong_stream_close(c);
-	giong_tls_config_free(srv);
-	giong_tls_config_free(cli);
+	pair_close(&p);
 }
 
 static void run_updates(const struct giong_tls_backend *sbe, const struct giong_tls_backend *cbe)
