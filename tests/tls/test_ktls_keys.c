@@ -11,7 +11,8 @@
  * one bit must fail, so a wrong export cannot pass.
  *
  * Built per backend (both sides of that backend) and, with TT_CROSS, once with both
- * backends: a wolfSSL server with an OpenSSL client and the other way round (tls.cross_keys).
+ * backends: a wolfSSL server with an OpenSSL client and the other way round (tls.cross_keys),
+ * also after each side updated its TLS 1.3 keys.
  * Links the libraries' white-box twins: giong__tls_export_keys() is internal.
  */
 #include <string.h>
@@ -22,8 +23,13 @@
 #include "tls_int.h"
 
 #ifdef TT_CROSS
+#include <openssl/ssl.h>
+
 #include <giong/tls/openssl.h>
 #include <giong/tls/wolfssl.h>
+
+/* wolfSSL's, declared here: its headers define OpenSSL's names. */
+int wolfSSL_update_keys(void *ssl);
 #endif
 
 struct kcase {
@@ -51,6 +57,7 @@ struct run {
 	const struct giong_tls_backend *sbe, *cbe;
 	bool tickets;
 	int warm;    /* round trips through TLS before the export */
+	bool resume; /* on a second connection, resuming the first one's session */
 	int records; /* records opened (both directions) */
 };
 
@@ -240,67 +247,122 @@ static void through_tls(struct giong_stream *from, struct giong_stream *to, cons
 	gt_check_memory_equal(buf, msg, len);
 }
 
+/* A handshaken pair of run @r and the four exports (st: the server's TX, sr: its RX, ...). */
+struct pair {
+	struct giong_tls_config *srv, *cli;
+	struct giong_stream *la, *lb; /* the server's and the client's sockets */
+	struct giong_stream *s, *c;
+	struct giong_tls_keys st, sr, ct, cr;
+};
+
+static bool pair_connect(struct pair *p);
+
+static bool pair_open(struct run *r, struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->srv = make_config(r->sbe, true, r->kc, r->tickets);
+	p->cli = make_config(r->cbe, false, r->kc, r->tickets);
+	return p->srv && p->cli && pair_connect(p);
+}
+
+/* A connection of @p's configurations; a resumed one when the client kept a session. */
+static bool pair_connect(struct pair *p)
+{
+	return gt_check_int_equal(giong_unix_pair(&p->la, &p->lb), 0) &&
+	       gt_check_int_equal(
+		       tt_pair_over(p->la, p->lb, p->srv, p->cli, "localhost", &p->s, &p->c, NULL),
+		       0);
+}
+
+/* Export both directions of both sides: one side's TX must be the other's RX. */
+static void pair_export(struct pair *p)
+{
+	gt_check_int_equal(giong__tls_export_keys(p->s, true, &p->st), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->s, false, &p->sr), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->c, true, &p->ct), 0);
+	gt_check_int_equal(giong__tls_export_keys(p->c, false, &p->cr), 0);
+	gt_check_true(same_material(&p->st, &p->cr));
+	gt_check_true(same_material(&p->ct, &p->sr));
+	gt_check_false(same_material(&p->st, &p->ct));
+	gt_check_int_equal(p->ct.seq, p->sr.seq);
+}
+
+/* Each side sends, the other's socket is read raw and opened under the exports. */
+static void pair_check_wire(struct run *r, struct pair *p)
+{
+	check_direction(r, p->c, p->la, &p->sr, p->ct.seq, "from the client, under its keys");
+	check_direction(r, p->s, p->lb, &p->cr, p->st.seq, "from the server, under its keys");
+}
+
+static void pair_close(struct pair *p)
+{
+	explicit_bzero(&p->st, sizeof(p->st));
+	explicit_bzero(&p->sr, sizeof(p->sr));
+	explicit_bzero(&p->ct, sizeof(p->ct));
+	explicit_bzero(&p->cr, sizeof(p->cr));
+	if (p->s)
+		giong_stream_close(p->s);
+	if (p->c)
+		giong_stream_close(p->c);
+	giong_tls_config_free(p->srv);
+	giong_tls_config_free(p->cli);
+}
+
 static void keys_main(unsigned worker, void *arg)
 {
 	struct run *r = arg;
-	const struct kcase *kc = r->kc;
-	struct giong_tls_config *srv = make_config(r->sbe, true, kc, r->tickets);
-	struct giong_tls_config *cli = make_config(r->cbe, false, kc, r->tickets);
-	struct giong_stream *la, *lb, *s = NULL, *c = NULL;
-	struct giong_tls_keys st, sr, ct, cr;
-	uint16_t ver = kc->v == GIONG_TLS_1_3 ? GIONG_TLS_KEYS_1_3 : GIONG_TLS_KEYS_1_2;
-	int serr = 0;
+	uint16_t ver = r->kc->v == GIONG_TLS_1_3 ? GIONG_TLS_KEYS_1_3 : GIONG_TLS_KEYS_1_2;
+	struct pair p;
+	int tickets;
 
 	(void)worker;
-	if (!srv || !cli || !gt_check_int_equal(giong_unix_pair(&la, &lb), 0))
+	if (!pair_open(r, &p))
 		goto out;
-	if (!gt_check_int_equal(tt_pair_over(la, lb, srv, cli, "localhost", &s, &c, &serr), 0))
-		goto out;
-	for (int i = 0; i < r->warm; i++) {
-		through_tls(s, c, "a request? no: the server speaks first");
-		through_tls(c, s, "and the client answers");
+	if (r->resume) {
+		/* the client reads its ticket (TLS 1.3) with the data */
+		through_tls(p.s, p.c, "the first connection");
+		giong_stream_close(p.s);
+		giong_stream_close(p.c);
+		p.s = p.c = NULL;
+		if (!pair_connect(&p))
+			goto out;
+		/* wolfSSL's client keeps TLS 1.3 sessions only (test_stream.c says why) */
+		int want = !(ver == GIONG_TLS_KEYS_1_2 && !strcmp(r->cbe->name, "wolfssl"));
+
+		gt_check_int_equal(giong_tls_resumed(p.s), want);
+		gt_check_int_equal(giong_tls_resumed(p.c), want);
 	}
-	gt_check_int_equal(giong__tls_export_keys(s, true, &st), 0);
-	gt_check_int_equal(giong__tls_export_keys(s, false, &sr), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, true, &ct), 0);
-	gt_check_int_equal(giong__tls_export_keys(c, false, &cr), 0);
-	gt_check_int_equal(st.version, ver);
-	gt_check_int_equal(st.cipher, kc->cipher);
-	gt_check_int_equal(ct.cipher, kc->cipher);
-	gt_check_true(same_material(&st, &cr));
-	gt_check_true(same_material(&ct, &sr));
-	gt_check_false(same_material(&st, &ct));
-	gt_check_int_equal(ct.seq, sr.seq);
+	for (int i = 0; i < r->warm; i++) {
+		through_tls(p.s, p.c, "a request? no: the server speaks first");
+		through_tls(p.c, p.s, "and the client answers");
+	}
+	pair_export(&p);
+	gt_check_int_equal(p.st.version, ver);
+	gt_check_int_equal(p.st.cipher, r->kc->cipher);
 	if (r->warm) {
 		/* the client read the ticket (TLS 1.3) and every record since */
-		gt_check_int_equal(st.seq, cr.seq);
-		gt_check_int_equal(ct.seq, (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2));
-		gt_check_int_equal(st.seq,
+		gt_check_int_equal(p.st.seq, p.cr.seq);
+		gt_check_int_equal(p.ct.seq, (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2));
+		gt_check_int_equal(p.st.seq,
 				   (uint64_t)r->warm + (ver == GIONG_TLS_KEYS_1_2 || r->tickets));
 	} else if (ver == GIONG_TLS_KEYS_1_2) {
-		gt_check_int_equal(st.seq, cr.seq); /* 1: the Finished */
-		gt_check_int_equal(st.seq, 1);
+		gt_check_int_equal(p.st.seq, p.cr.seq); /* 1: the Finished */
+		gt_check_int_equal(p.st.seq, 1);
 	} else {
 		/* The server's NewSessionTicket is out, unread by the client. */
-		gt_check_int_equal(cr.seq, 0);
-		gt_check_int_equal(st.seq, r->tickets ? 1 : 0);
-		gt_check_int_equal(ct.seq, 0);
+		gt_check_int_equal(p.cr.seq, 0);
+		if (!r->resume) /* a resumed connection: 0 or 1, the library's choice */
+			gt_check_int_equal(p.st.seq, r->tickets ? 1 : 0);
+		gt_check_int_equal(p.ct.seq, 0);
 	}
-	check_direction(r, c, la, &sr, ct.seq, "from the client, under its exported keys");
-	check_direction(r, s, lb, &cr, st.seq, "from the server, under its exported keys");
+	/* each direction's data record, after the tickets still unread */
+	tickets = (int)(p.st.seq - p.cr.seq);
+	pair_check_wire(r, &p);
+	gt_check_int_equal(r->records, 2 + tickets);
 	/* Not a TLS stream. */
-	gt_check_int_equal(giong__tls_export_keys(la, true, &st), -EINVAL);
+	gt_check_int_equal(giong__tls_export_keys(p.la, true, &p.st), -EINVAL);
 out:
-	explicit_bzero(&st, sizeof(st));
-	explicit_bzero(&sr, sizeof(sr));
-	explicit_bzero(&ct, sizeof(ct));
-	explicit_bzero(&cr, sizeof(cr));
-	if (s)
-		giong_stream_close(s);
-	if (c)
-		giong_stream_close(c);
-	giong_tls_config_free(srv);
-	giong_tls_config_free(cli);
+	pair_close(&p);
 }
 
 static void run_all(const struct giong_tls_backend *sbe, const struct giong_tls_backend *cbe)
@@ -308,21 +370,24 @@ static void run_all(const struct giong_tls_backend *sbe, const struct giong_tls_
 	struct giong_config cfg = gt_config(1);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		for (int t = 0; t < 4; t++) {
+		/* tickets on/off, 3 round trips first or none, resumed (tickets on only) */
+		for (int t = 0; t < 6; t++) {
 			struct run r = {.kc = &cases[i],
 					.sbe = sbe,
 					.cbe = cbe,
-					.tickets = !(t & 1),
-					.warm = t & 2 ? 3 : 0};
+					.tickets = !(t & 1) || t >= 4,
+					.warm = t & 1 ? 3 : 0,
+					.resume = t >= 4};
 
-			print_message(
-				"%s server, %s client, %s, tickets %s, %d round trips first\n",
-				sbe->name, cbe->name, cases[i].name, r.tickets ? "on" : "off",
-				r.warm);
+			if (t < 4) {
+				r.tickets = !(t & 1);
+				r.warm = t & 2 ? 3 : 0;
+			}
+			print_message("%s server, %s client, %s, tickets %s, %d round trips "
+				      "first%s\n",
+				      sbe->name, cbe->name, cases[i].name, r.tickets ? "on" : "off",
+				      r.warm, r.resume ? ", resumed" : "");
 			gt_run(&cfg, keys_main, &r, NULL);
-			/* each direction's data record; plus the 1.3 ticket when still unread */
-			assert_int_equal(r.records,
-					 2 + (cases[i].v == GIONG_TLS_1_3 && r.tickets && !r.warm));
 		}
 	}
 }
@@ -332,6 +397,40 @@ static void test_export_keys(void **state)
 {
 	(void)state;
 	run_all(tt_backend(), tt_backend());
+}
+
+/* A suite the kernel is not given (CBC): -ENOTSUP, both directions, both sides. */
+static const struct kcase cbc = {"1.2 AES-128-CBC", GIONG_TLS_1_2, "ECDHE-ECDSA-AES128-SHA256", 0};
+
+static void cbc_main(unsigned worker, void *arg)
+{
+	struct run *r = arg;
+	struct pair p;
+
+	(void)worker;
+	if (pair_open(r, &p)) {
+		gt_check_int_equal(giong__tls_export_keys(p.s, true, &p.st), -ENOTSUP);
+		gt_check_int_equal(giong__tls_export_keys(p.s, false, &p.sr), -ENOTSUP);
+		gt_check_int_equal(giong__tls_export_keys(p.c, true, &p.ct), -ENOTSUP);
+		gt_check_int_equal(giong__tls_export_keys(p.c, false, &p.cr), -ENOTSUP);
+		r->records = 1; /* reached */
+	}
+	pair_close(&p);
+}
+
+static void test_unsupported_suite(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	struct run r = {.kc = &cbc, .sbe = tt_backend(), .cbe = tt_backend(), .tickets = true};
+
+	(void)state;
+	if (!strcmp(tt_backend()->name, "wolfssl")) {
+		/* Debian's wolfSSL has no CBC suite (test_ciphers.c) */
+		print_message("wolfssl: no CBC suite here: skipped\n");
+		skip();
+	}
+	gt_run(&cfg, cbc_main, &r, NULL);
+	assert_int_equal(r.records, 1);
 }
 
 /* A backend built before export_keys existed: its table ends before the member, which
@@ -390,6 +489,65 @@ static void test_older_backend(void **state)
 	gt_run(&cfg, old_main, NULL, NULL);
 }
 #else
+/* The library object of TLS stream @st: the first member of both backends' per-connection
+ * state (white box: struct wolf_conn and struct oconn). */
+static void *library_object(struct giong_stream *st)
+{
+	return *(void **)((struct giong_tls_stream *)st)->conn;
+}
+
+/* TLS 1.3 key updates, each side's in turn, then the export as in keys_main(). */
+static void update_main(unsigned worker, void *arg)
+{
+	struct run *r = arg;
+	struct giong_stream *o, *w;
+	struct pair p;
+
+	(void)worker;
+	if (!pair_open(r, &p))
+		goto out;
+	through_tls(p.s, p.c, "before the updates");
+	through_tls(p.c, p.s, "before the updates, back");
+	o = !strcmp(giong_tls_backend_name(p.s), "openssl") ? p.s : p.c;
+	w = o == p.s ? p.c : p.s;
+	/* OpenSSL's goes out with its next write; wolfSSL's is pushed at once (and asks the
+	 * peer to update too, which OpenSSL does with its next write). */
+	gt_check_int_equal(SSL_key_update(library_object(o), SSL_KEY_UPDATE_NOT_REQUESTED), 1);
+	through_tls(o, w, "after OpenSSL's key update");
+	gt_check_int_equal(wolfSSL_update_keys(library_object(w)), 1);
+	through_tls(w, o, "after wolfSSL's key update");
+	through_tls(o, w, "OpenSSL answers");
+	through_tls(w, o, "and wolfSSL too");
+	pair_export(&p);
+	gt_check_int_equal(p.st.seq, p.cr.seq);
+	pair_check_wire(r, &p);
+out:
+	pair_close(&p);
+}
+
+static void run_updates(const struct giong_tls_backend *sbe, const struct giong_tls_backend *cbe)
+{
+	struct giong_config cfg = gt_config(1);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r = {.kc = &cases[i], .sbe = sbe, .cbe = cbe, .tickets = true};
+
+		if (cases[i].v != GIONG_TLS_1_3)
+			continue;
+		print_message("%s server, %s client, %s, key updates\n", sbe->name, cbe->name,
+			      cases[i].name);
+		gt_run(&cfg, update_main, &r, NULL);
+		assert_int_equal(r.records, 2);
+	}
+}
+
+static void test_key_update(void **state)
+{
+	(void)state;
+	run_updates(giong_tls_wolfssl(), giong_tls_openssl());
+	run_updates(giong_tls_openssl(), giong_tls_wolfssl());
+}
+
 static void test_wolfssl_server_openssl_client(void **state)
 {
 	(void)state;
@@ -409,9 +567,11 @@ int main(void)
 #ifndef TT_CROSS
 		cmocka_unit_test(test_export_keys),
 		cmocka_unit_test(test_older_backend),
+		cmocka_unit_test(test_unsupported_suite),
 #else
 		cmocka_unit_test(test_wolfssl_server_openssl_client),
 		cmocka_unit_test(test_openssl_server_wolfssl_client),
+		cmocka_unit_test(test_key_update),
 #endif
 	};
 

@@ -403,6 +403,17 @@ static void keylog(const SSL *ssl, const char *line)
 		giong__ossl_ktls_keylog(ssl, &c->kt, line);
 }
 
+/* Kernel TLS: a TLS 1.3 KeyUpdate sent or received moves the secrets on. */
+static void msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
+		   SSL *ssl, void *arg)
+{
+	struct oconn *c = arg;
+
+	(void)version;
+	if (c)
+		giong__ossl_ktls_msg(ssl, &c->kt, write_p == 1, content_type, buf, len);
+}
+
 static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 {
 	const struct giong_tls_settings *set = x->set;
@@ -573,6 +584,10 @@ static int o_conn_init(void *ctx, void *conn, struct giong_tls_stream *s, const 
 	BIO_set_data(b, c);
 	BIO_set_init(b, 1);
 	SSL_set_bio(c->ssl, b, b); /* one reference for both directions */
+	if (x->set->ktls) {
+		SSL_set_msg_callback(c->ssl, msg_cb);
+		SSL_set_msg_callback_arg(c->ssl, c);
+	}
 	if (x->set->server) {
 		SSL_set_accept_state(c->ssl);
 		return 0;

@@ -24,6 +24,7 @@ struct oktls_dir {
 	uint16_t left;         /* body bytes of that record still to pass */
 	unsigned char sec[64]; /* TLS 1.3: its application traffic secret (keylog) */
 	uint8_t sec_len;       /* 0: none delivered */
+	bool rekey;            /* the count restarts after the record being pushed */
 };
 
 /* Per connection (in struct oconn): [0] what we receive, [1] what we send. */
@@ -41,6 +42,12 @@ void giong__ossl_ktls_count(struct oktls *k, bool tx, const unsigned char *buf, 
  * direction (OpenSSL installs a key right after the last record under the old one
  * passed the BIO, and logs it then). (openssl_ktls.c) */
 void giong__ossl_ktls_keylog(const SSL *ssl, struct oktls *k, const char *line);
+
+/* giong__ossl_ktls_msg() - a message of OpenSSL's message callback for connection @ssl
+ * (@tx: one it sent): a TLS 1.3 KeyUpdate moves the direction's secret on to the next
+ * one and restarts its count after the KeyUpdate's record. (openssl_ktls.c) */
+void giong__ossl_ktls_msg(SSL *ssl, struct oktls *k, bool tx, int content_type, const void *buf,
+			  size_t len);
 
 /* giong__ossl_ktls_wipe() - forget the secrets of @k. (openssl_ktls.c) */
 void giong__ossl_ktls_wipe(struct oktls *k);

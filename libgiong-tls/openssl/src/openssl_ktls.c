@@ -16,8 +16,11 @@
  * Checked against records taken off the wire and against wolfSSL's view of the same
  * connection (tests/tls/test_ktls_keys.c, tls.cross_keys).
  *
- * Not followed: a TLS 1.3 KeyUpdate (OpenSSL 3.0 logs no updated secret). After one,
- * this export would be stale; the generic code must not ask once a key update passed.
+ * A TLS 1.3 KeyUpdate is followed here (OpenSSL 3.0 logs no updated secret): the message
+ * callback sees the KeyUpdate pass, sent or received, and the direction's secret becomes
+ * HKDF-Expand-Label(secret, "traffic upd", "", hash length), its count restarting
+ * after the KeyUpdate's record (RFC 8446 7.2); tls.cross_keys checks it against wolfSSL,
+ * which updates its own keys.
  */
 #include <errno.h>
 #include <string.h>
@@ -53,7 +56,8 @@ void giong__ossl_ktls_count(struct oktls *k, bool tx, const unsigned char *buf, 
 		if (d->have == sizeof(d->hdr) && d->left == 0) {
 			/* A whole record. In TLS 1.3 the compatibility CCS records come
 			 * before the application keys, whose keylog line restarts again. */
-			d->seq = d->hdr[0] == REC_CCS ? 0 : d->seq + 1;
+			d->seq = d->hdr[0] == REC_CCS || d->rekey ? 0 : d->seq + 1;
+			d->rekey = false;
 			d->have = 0;
 		}
 	}
@@ -130,6 +134,35 @@ static int expand_label(const char *md, const unsigned char *secret, size_t secr
 	ok = EVP_KDF_derive(kctx, out, len, params) == 1;
 	EVP_KDF_CTX_free(kctx);
 	return ok ? 0 : -ENOMEM;
+}
+
+void giong__ossl_ktls_msg(SSL *ssl, struct oktls *k, bool tx, int content_type, const void *buf,
+			  size_t len)
+{
+	const SSL_CIPHER *suite;
+	const EVP_MD *md;
+	struct oktls_dir *d = &k->dir[tx];
+	unsigned char next[sizeof(d->sec)];
+
+	if (content_type != SSL3_RT_HANDSHAKE || len < 1 ||
+	    *(const unsigned char *)buf != SSL3_MT_KEY_UPDATE || !d->sec_len)
+		return;
+	suite = SSL_get_current_cipher(ssl);
+	md = suite ? SSL_CIPHER_get_handshake_digest(suite) : NULL;
+	if (md && EVP_MD_get0_name(md) &&
+	    !expand_label(EVP_MD_get0_name(md), d->sec, d->sec_len, "traffic upd", next,
+			  d->sec_len))
+		memcpy(d->sec, next, d->sec_len);
+	else
+		d->sec_len = 0; /* cannot follow: export_keys says -ENOTSUP from now on */
+	OPENSSL_cleanse(next, sizeof(next));
+	/* A received KeyUpdate was pulled whole before OpenSSL read it: the next record is
+	 * the first under the new key. One we send is announced before its record is
+	 * pushed (seen in tls.cross_keys): the count restarts after that record. */
+	if (tx)
+		d->rekey = true;
+	else
+		d->seq = 0;
 }
 
 static int export13(const char *md, const struct oktls_dir *d, struct giong_tls_keys *out)
