@@ -92,44 +92,92 @@ int giong_stream_ktls_start(struct giong_stream *st, enum giong_ktls_dir dir, co
 	return r;
 }
 
-ssize_t giong_stream_ktls_send_record(struct giong_stream *st, uint8_t type, const void *buf,
-				      size_t len)
-{
+/* One record of @type at @buf: @mh (its control buffer in @control) as sendmsg
+ * takes it, the caller's @iov naming the bytes. */
+struct record_msg {
 	union {
 		char buf[CMSG_SPACE(sizeof(uint8_t))];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = {(void *)buf, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct io_uring_sqe *sqe;
+	struct iovec iov;
+	struct msghdr mh;
+};
+
+static void record_msg(struct record_msg *m, uint8_t type, const void *buf, size_t len)
+{
 	struct cmsghdr *cm;
+
+	memset(m, 0, sizeof(*m));
+	m->iov = (struct iovec){(void *)buf, len};
+	m->mh.msg_iov = &m->iov;
+	m->mh.msg_iovlen = 1;
+	m->mh.msg_control = m->control.buf;
+	m->mh.msg_controllen = sizeof(m->control.buf);
+	cm = CMSG_FIRSTHDR(&m->mh);
+	cm->cmsg_level = SOL_TLS;
+	cm->cmsg_type = TLS_SET_RECORD_TYPE;
+	cm->cmsg_len = CMSG_LEN(sizeof(type));
+	memcpy(CMSG_DATA(cm), &type, sizeof(type));
+}
+
+/* The arguments of a record checked, and the TCP socket beneath @st entered. */
+static int record_sock(struct giong_stream *st, uint8_t type, const void *buf, size_t len,
+		       struct giong__sock **s)
+{
+	if (!st || (!buf && len) || len > RECORD_MAX || type == 23)
+		return -EINVAL;
+	return tcp_beneath(st, s);
+}
+
+ssize_t giong_stream_ktls_send_record(struct giong_stream *st, uint8_t type, const void *buf,
+				      size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct record_msg m;
 	struct giong__sock *s;
 	ssize_t n;
 	int r;
 
-	if (!st || (!buf && len) || len > RECORD_MAX || type == 23)
-		return -EINVAL;
-	if ((r = tcp_beneath(st, &s)))
+	if ((r = record_sock(st, type, buf, len, &s)))
 		return r;
 	r = s->ktls_tx ? giong__net_write_begin(s) : -ENOTCONN;
 	giong__net_sock_leave(s); /* write_begin entered it again */
 	if (r)
 		return r;
-	memset(&control, 0, sizeof(control));
-	mh.msg_control = control.buf;
-	mh.msg_controllen = sizeof(control.buf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_TLS;
-	cm->cmsg_type = TLS_SET_RECORD_TYPE;
-	cm->cmsg_len = CMSG_LEN(sizeof(type));
-	memcpy(CMSG_DATA(cm), &type, sizeof(type));
+	record_msg(&m, type, buf, len);
 	if (!(sqe = giong_sqe())) {
 		n = -EBUSY;
 	} else {
-		/* mh, its control buffer and iov live in this frame, the bytes are the
-		 * caller's: all lent to the kernel until giong_io returns. */
-		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, MSG_NOSIGNAL);
+		/* m (message, control buffer, iovec) lives in this frame, the bytes
+		 * are the caller's: all lent to the kernel until giong_io returns. */
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &m.mh, MSG_NOSIGNAL);
 		n = giong_io(giong__net_on_sock(s, sqe));
 	}
 	return giong__net_write_end(s, n);
+}
+
+ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *st, uint8_t type, const void *buf,
+					     size_t len)
+{
+	struct record_msg m;
+	struct giong__sock *s;
+	ssize_t n;
+	int r;
+
+	if ((r = record_sock(st, type, buf, len, &s)))
+		return r;
+	if (!s->ktls_tx) {
+		n = -ENOTCONN;
+	} else if (s->writing || s->rxq.fixed) {
+		n = -EBUSY; /* a write ahead of it, or no descriptor for a system call */
+	} else {
+		record_msg(&m, type, buf, len);
+		/* A system call, not the ring: the caller cannot park, and what follows
+		 * (a close) must find the record gone to the socket or not at all. */
+		n = sendmsg(s->rxq.fd, &m.mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0)
+			n = -errno;
+	}
+	giong__net_sock_leave(s);
+	return n;
 }

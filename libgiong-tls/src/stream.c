@@ -15,7 +15,6 @@
  * send_start's batch, a deferred readable notice).
  */
 #include <errno.h>
-#include <linux/tls.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -738,43 +737,14 @@ static int tls_on_readable(struct giong_stream *st, giong_stream_readable_fn fn,
 	return r;
 }
 
-/* Under kernel TLS, close_notify at once if the socket takes it without waiting
- * (a record of type 21 with the TLS_SET_RECORD_TYPE control message). */
-static void ktls_close_notify_nowait(struct giong_tls_stream *s)
-{
-	static const unsigned char alert[2] = {1, 0};
-	union {
-		char buf[CMSG_SPACE(sizeof(uint8_t))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {(void *)alert, sizeof(alert)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *cm;
-	uint8_t type = 21;
-	int fd = giong_stream_fd(s->base.lower);
-
-	if (fd < 0)
-		return;
-	memset(&control, 0, sizeof(control));
-	mh.msg_control = control.buf;
-	mh.msg_controllen = sizeof(control.buf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_TLS;
-	cm->cmsg_type = TLS_SET_RECORD_TYPE;
-	cm->cmsg_len = CMSG_LEN(sizeof(type));
-	memcpy(CMSG_DATA(cm), &type, sizeof(type));
-	/* A system call, not the ring: nothing of ours is in flight (the caller
-	 * checked), and the close that follows must find it sent. */
-	(void)sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 /* Best effort: close_notify leaves with the rest of the tick, unwaited. */
 static void close_notify_nowait(struct giong_tls_stream *s)
 {
 	if (!s->handshaken || s->broken || s->shut_wr || s->writing || s->flying_len)
 		return;
 	if (s->ktls_tx) {
-		ktls_close_notify_nowait(s);
+		/* the kernel's record, if the socket takes it at once */
+		(void)giong_stream_ktls_send_record_nowait(s->base.lower, 21, "\x01\x00", 2);
 		return;
 	}
 	if (!s->be->shutdown || !s->base.lower->ops->send_start)

@@ -10,7 +10,8 @@
  *    none, and the case says so and skips): the server's writes, a send of three
  *    buffers and a splice from a pipe leave as records that a plain socket with the same
  *    keys in its receive direction reads back byte for byte, and a close_notify sent
- *    with giong_stream_ktls_send_record() arrives as a record of type 21.
+ *    with giong_stream_ktls_send_record() (and its _nowait twin) arrives as a record of
+ *    type 21.
  * Results are recorded inside tasks and asserted after the runtime returns.
  */
 #include <fcntl.h>
@@ -83,6 +84,9 @@ static void arguments_main(unsigned w, void *arg)
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 23, b, 2), -EINVAL);
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 21, NULL, 2), -EINVAL);
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 21, b, 16385), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_send_record_nowait(NULL, 21, b, 2), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_send_record_nowait(s, 23, b, 2), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_send_record_nowait(s, 21, b, 2), -ENOTCONN);
 	if (gt_check_int_equal(giong_unix_pair(&u[0], &u[1]), 0)) {
 		gt_check_int_equal(giong_stream_ktls_start(u[0], GIONG_KTLS_TX, &k, sizeof(k)),
 				   -ENOTSUP);
@@ -264,6 +268,10 @@ static void records_main(unsigned w, void *arg)
 	gt_check_int_equal(type, 21);
 	gt_check_int_equal(alert[0], 1);
 	gt_check_int_equal(alert[1], 0);
+	/* The same without waiting (a close's path): a record of type 21 too. */
+	gt_check_int_equal(giong_stream_ktls_send_record_nowait(s, 21, "\x01\x00", 2), 2);
+	gt_check_int_equal(read_record(cfd, &type, alert, sizeof(alert)), 2);
+	gt_check_int_equal(type, 21);
 	giong_stream_close(c);
 	giong_stream_close(s);
 out:

@@ -70,6 +70,15 @@ GIONG_API int giong_stream_ktls_start(struct giong_stream *s, enum giong_ktls_di
 GIONG_API ssize_t giong_stream_ktls_send_record(struct giong_stream *s, uint8_t type,
 						const void *buf, size_t len);
 
+/*
+ * giong_stream_ktls_send_record_nowait() - giong_stream_ktls_send_record() for a path that
+ * cannot park (a close): one sendmsg(2) with MSG_DONTWAIT, now, only when no write or send
+ * of the stream is in flight. Returns @len, or -errno: the above, -EBUSY (a write in flight),
+ * -EAGAIN (the socket's buffer is full): the record is then not sent. Never suspends.
+ */
+GIONG_API ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *s, uint8_t type,
+						       const void *buf, size_t len);
+
 GIONG_END_DECLS
 
 #endif /* GIONG_NET_KTLS_H */
