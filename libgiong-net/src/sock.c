@@ -100,17 +100,6 @@ int giong__net_sock_new(int fd, bool fixed, const struct giong_stream_ops *ops,
 	return 0;
 }
 
-/* @sqe, prepared with the stream's rxq.fd, names a slot of the worker's
- * table if the stream has one: the slot is the stream's until the
- * close_direct that sock_close() submits last has completed, and the stream
- * submits nothing on it after that close (closing refuses every call). */
-static inline struct io_uring_sqe *on_sock(const struct giong__sock *s, struct io_uring_sqe *sqe)
-{
-	if (s->rxq.fixed)
-		sqe->flags |= IOSQE_FIXED_FILE;
-	return sqe;
-}
-
 /* Enter a call that parks: the stream may not be freed until it is left.
  * Off the owner worker nothing is touched. */
 static int sock_enter(struct giong__sock *s)
@@ -175,6 +164,16 @@ static void sock_leave(struct giong__sock *s)
 	sock_free_if_done(s);
 }
 
+int giong__net_sock_enter(struct giong__sock *s)
+{
+	return sock_enter(s);
+}
+
+void giong__net_sock_leave(struct giong__sock *s)
+{
+	sock_leave(s);
+}
+
 static ssize_t sock_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 {
 	struct giong__sock *s = to_sock(st);
@@ -204,7 +203,7 @@ static ssize_t recv_oneshot(struct giong__sock *s, void *buf, size_t len)
 		return -EBUSY;
 	/* @buf is the caller's, lent to the kernel until giong_io returns. */
 	io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), 0);
-	return giong_io(on_sock(s, sqe));
+	return giong_io(giong__net_on_sock(s, sqe));
 }
 
 static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
@@ -244,7 +243,7 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 
 /* Enter a write (writev, splice): after the stream's write in flight, if
  * any. 0, or -errno having left the stream. */
-static int write_begin(struct giong__sock *s)
+int giong__net_write_begin(struct giong__sock *s)
 {
 	int r;
 
@@ -262,7 +261,7 @@ static int write_begin(struct giong__sock *s)
 }
 
 /* Leave a write that returned @n; what the caller returns. */
-static ssize_t write_end(struct giong__sock *s, ssize_t n)
+ssize_t giong__net_write_end(struct giong__sock *s, ssize_t n)
 {
 	s->writing = false;
 	/* Closed by another task while we were parked: say so, even after a
@@ -282,11 +281,13 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 	struct io_uring_sqe *sqe;
 	struct msghdr mh;
 	struct iovec short_iov[FAULT_IOV];
-	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) ? MSG_WAITALL : 0);
+	/* Kernel TLS refuses MSG_WAITALL (EOPNOTSUPP): there a short count comes
+	 * back, which every caller of writev takes (write_all loops). */
+	int sflags = MSG_NOSIGNAL | ((flags & GIONG_WRITE_ALL) && !s->ktls_tx ? MSG_WAITALL : 0);
 	ssize_t n;
 	int r;
 
-	if ((r = write_begin(s)))
+	if ((r = giong__net_write_begin(s)))
 		return r;
 	sqe = giong_sqe();
 	if (!sqe) {
@@ -295,7 +296,7 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		/* The caller's bytes are lent to the kernel until giong_io returns. */
 		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base,
 				   io_len(fault_len(iov[0].iov_len)), sflags);
-		n = giong_io(on_sock(s, sqe));
+		n = giong_io(giong__net_on_sock(s, sqe));
 	} else {
 		/* GIONG_FAULTS: the plan may cut the send short, to a prefix of
 		 * @iov copied into short_iov. mh and short_iov live in this frame,
@@ -307,9 +308,37 @@ static ssize_t sock_writev(struct giong_stream *st, const struct iovec *iov, int
 		mh.msg_iov = k ? short_iov : (struct iovec *)iov;
 		mh.msg_iovlen = (size_t)(k ? k : niov);
 		io_uring_prep_sendmsg(sqe, s->rxq.fd, &mh, (unsigned)sflags);
-		n = giong_io(on_sock(s, sqe));
+		n = giong_io(giong__net_on_sock(s, sqe));
 	}
-	return write_end(s, n);
+	return giong__net_write_end(s, n);
+}
+
+static void send_done(void *ctx, int res, unsigned flags);
+
+/* Under kernel TLS (no MSG_WAITALL): submit what is left of @req's buffers
+ * after the req->_sent bytes that went. 0, or -errno having submitted nothing. */
+static int send_rest(struct giong__sock *s, struct giong_stream_send *req)
+{
+	size_t skip = req->_sent;
+	struct io_uring_sqe *sqe;
+	int k = 0;
+
+	while (k < req->_niov && skip >= req->_iov[k].iov_len)
+		skip -= req->_iov[k++].iov_len;
+	if (!(sqe = giong_sqe()))
+		return -EBUSY;
+	if (skip) {
+		/* The rest of a buffer the last send cut: alone, the caller's bytes
+		 * lent to the kernel until send_done. */
+		io_uring_prep_send(sqe, s->rxq.fd, (const char *)req->_iov[k].iov_base + skip,
+				   (unsigned)(req->_iov[k].iov_len - skip), MSG_NOSIGNAL);
+	} else {
+		/* req->_mh and the caller's iov array from @k: lent until send_done. */
+		req->_mh.msg_iov = (struct iovec *)req->_iov + k;
+		req->_mh.msg_iovlen = (size_t)(req->_niov - k);
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &req->_mh, MSG_NOSIGNAL);
+	}
+	return giong_op_start(giong__net_on_sock(s, sqe), send_done, req, NULL);
 }
 
 /* The end of a send started by sock_send_start(), from its completion. */
@@ -319,6 +348,14 @@ static void send_done(void *ctx, int res, unsigned flags)
 	struct giong__sock *s = to_sock(req->_stream);
 
 	(void)flags;
+	if (s->ktls_tx && res >= 0) {
+		/* A send without MSG_WAITALL may stop short: send the rest
+		 * (stream.h promises all of it, or an error). */
+		req->_sent += (size_t)res;
+		if (res > 0 && req->_sent < req->_total && !s->closing && send_rest(s, req) == 0)
+			return; /* still writing, still busy */
+		res = (int)req->_sent;
+	}
 	s->writing = false;
 	req->_stream = NULL;
 	giong_waitq_wake_one(&s->write_wait, 0);
@@ -344,6 +381,22 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 	if (!(sqe = giong_sqe()))
 		return -EBUSY;
 	req->_stream = st;
+	if (s->ktls_tx) {
+		/* Sent in as many pieces as kernel TLS takes (send_rest). */
+		req->_iov = iov;
+		req->_niov = niov;
+		req->_sent = req->_total = 0;
+		for (int i = 0; i < niov; i++)
+			req->_total += iov[i].iov_len;
+		memset(&req->_mh, 0, sizeof(req->_mh));
+		if ((r = send_rest(s, req))) {
+			req->_stream = NULL;
+			return r;
+		}
+		s->writing = true;
+		s->busy++;
+		return 0;
+	}
 	if (niov == 1) {
 		/* The caller's bytes are lent to the kernel until send_done. */
 		io_uring_prep_send(sqe, s->rxq.fd, iov[0].iov_base, (unsigned)iov[0].iov_len,
@@ -356,7 +409,7 @@ static int sock_send_start(struct giong_stream *st, struct giong_stream_send *re
 		req->_mh.msg_iovlen = (size_t)niov;
 		io_uring_prep_sendmsg(sqe, s->rxq.fd, &req->_mh, MSG_NOSIGNAL | MSG_WAITALL);
 	}
-	if ((r = giong_op_start(on_sock(s, sqe), send_done, req, NULL))) {
+	if ((r = giong_op_start(giong__net_on_sock(s, sqe), send_done, req, NULL))) {
 		req->_stream = NULL;
 		return r; /* the SQE was discarded: nothing started */
 	}
@@ -378,7 +431,7 @@ static int sock_shutdown(struct giong_stream *st, int how)
 	sqe = giong_sqe();
 	if (sqe) {
 		io_uring_prep_shutdown(sqe, s->rxq.fd, how);
-		r = giong_io(on_sock(s, sqe));
+		r = giong_io(giong__net_on_sock(s, sqe));
 	} else {
 		r = -EBUSY;
 	}
@@ -643,7 +696,7 @@ ssize_t giong_stream_splice(struct giong_stream *st, int pipe_fd, size_t len)
 		return giong_io(sqe);
 	}
 	/* After the stream's writes in flight, as a write would be. */
-	if ((r = write_begin(s)))
+	if ((r = giong__net_write_begin(s)))
 		return r;
 	if (!(sqe = giong_sqe())) {
 		n = -EBUSY;
@@ -653,15 +706,13 @@ ssize_t giong_stream_splice(struct giong_stream *st, int pipe_fd, size_t len)
 		 * worker's table if IOSQE_FIXED_FILE (on_sock), the stream's until
 		 * its close_direct completes, which waits for this (busy). */
 		io_uring_prep_splice(sqe, pipe_fd, -1, s->rxq.fd, -1, io_len(len), 0);
-		n = giong_io(on_sock(s, sqe));
+		n = giong_io(giong__net_on_sock(s, sqe));
 	}
-	return write_end(s, n);
+	return giong__net_write_end(s, n);
 }
 
-/* The first socket stream down the stack from @st, as the questions about
- * the socket walk (giong_stream_fd()): 0 and *@ret, or -ENOTSUP (none),
- * -ELOOP, -EINVAL (a stream with no table). */
-static int bottom_sock(struct giong_stream *st, struct giong__sock **ret)
+/* As the questions about the socket walk (giong_stream_fd()): sock.h. */
+int giong__net_bottom_sock(struct giong_stream *st, struct giong__sock **ret)
 {
 	for (unsigned depth = 0; st; depth++, st = st->lower) {
 		if (depth == GIONG_STREAM_MAX_DEPTH)
@@ -683,7 +734,7 @@ ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
 
 	if (!st || !buf || !len)
 		return -EINVAL;
-	if ((r = bottom_sock(st, &s)))
+	if ((r = giong__net_bottom_sock(st, &s)))
 		return r;
 	if ((r = sock_enter(s)))
 		return r;
@@ -697,7 +748,7 @@ ssize_t giong_stream_peek(struct giong_stream *st, void *buf, size_t len)
 		/* @buf is the caller's, lent to the kernel until giong_io
 		 * returns; a slot as in giong_stream_splice(). */
 		io_uring_prep_recv(sqe, s->rxq.fd, buf, io_len(len), MSG_PEEK);
-		n = giong_io(on_sock(s, sqe));
+		n = giong_io(giong__net_on_sock(s, sqe));
 		if (s->closing && n >= 0)
 			n = -EBADF;
 	}
@@ -713,7 +764,7 @@ int giong_stream_fd_install(struct giong_stream *st)
 
 	if (!st)
 		return -EINVAL;
-	if ((r = bottom_sock(st, &s)))
+	if ((r = giong__net_bottom_sock(st, &s)))
 		return r;
 	if ((r = sock_enter(s)))
 		return r;
@@ -732,7 +783,7 @@ int giong_stream_fd_install(struct giong_stream *st)
 	/* No memory is lent; the slot is the stream's (held busy) until the
 	 * close_direct below. The descriptor is O_CLOEXEC (no flags). */
 	io_uring_prep_rw(GIONG_OP_FIXED_FD_INSTALL, sqe, s->rxq.fd, NULL, 0, 0);
-	r = giong_io(on_sock(s, sqe));
+	r = giong_io(giong__net_on_sock(s, sqe));
 	if (r < 0)
 		goto out;
 	if (s->closing || !s->rxq.fixed) {

@@ -22,8 +22,8 @@ int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_co
 	if (!ret)
 		return -EINVAL;
 	*ret = NULL;
-	if (!be || be->abi != GIONG_TLS_BACKEND_ABI || be->size < sizeof(*be) || !be->ctx_new ||
-	    !be->conn_init || !be->handshake || !be->read || !be->write)
+	if (!be || be->abi != GIONG_TLS_BACKEND_ABI || be->size < GIONG_TLS_BACKEND_SIZE_1 ||
+	    !be->ctx_new || !be->conn_init || !be->handshake || !be->read || !be->write)
 		return -EINVAL;
 	cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
@@ -33,6 +33,7 @@ int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_co
 	cfg->min_version = GIONG_TLS_1_2;
 	cfg->max_version = GIONG_TLS_1_3;
 	cfg->tickets = true;
+	cfg->ktls = giong__tls_ktls_default();
 	cfg->handshake_ms = 10000;
 	cfg->ca_files = calloc(1, sizeof(char *));
 	cfg->ca_dirs = calloc(1, sizeof(char *));
@@ -353,6 +354,12 @@ static int tickets_locked(struct giong_tls_config *cfg, bool on)
 	return 0;
 }
 
+static int ktls_locked(struct giong_tls_config *cfg, bool on)
+{
+	cfg->ktls = on;
+	return 0;
+}
+
 static int handshake_timeout_locked(struct giong_tls_config *cfg, uint32_t ms)
 {
 	cfg->handshake_ms = ms;
@@ -408,6 +415,11 @@ int giong_tls_config_tickets(struct giong_tls_config *cfg, bool on)
 	LOCKED(cfg, tickets_locked(cfg, on));
 }
 
+int giong_tls_config_ktls(struct giong_tls_config *cfg, bool on)
+{
+	LOCKED(cfg, ktls_locked(cfg, on));
+}
+
 int giong_tls_config_handshake_timeout(struct giong_tls_config *cfg, uint32_t ms)
 {
 	LOCKED(cfg, handshake_timeout_locked(cfg, ms));
@@ -458,6 +470,7 @@ int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx,
 			.ciphers12 = cfg->ciphers12,
 			.ciphers13 = cfg->ciphers13,
 			.tickets = cfg->tickets,
+			.ktls = cfg->ktls,
 		};
 
 		cfg->build_text[role][0] = '\0';

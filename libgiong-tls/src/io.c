@@ -50,6 +50,11 @@ ssize_t giong_tls_io_push(struct giong_tls_stream *s, const void *buf, size_t le
 		return -EINVAL;
 	if (s->broken || s->closed)
 		return -EPIPE;
+	/* The kernel makes this side's records now: one of the library's (a
+	 * KeyUpdate's answer, an alert) would carry keys and numbers that are
+	 * no longer the connection's. */
+	if (s->ktls_tx)
+		return -EPIPE;
 	if (len > s->out_cap - s->out_len) {
 		/* 1000: a small response's records fit, and malloc's per-thread
 		 * cache (up to 1032 bytes) serves it again after a park freed it. */

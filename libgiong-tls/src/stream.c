@@ -24,6 +24,7 @@
 #include "giong_faults.h"
 #include "tls_int.h"
 
+#include <giong/net/ktls.h>
 #include <giong/tls/stream.h>
 
 #define ERRTEXT_LEN 160
@@ -349,6 +350,31 @@ static int check_iov(const struct iovec *iov, int n, size_t *total)
 	return 0;
 }
 
+/* Under kernel TLS the plaintext goes to lower as it is, the kernel making the
+ * records: all of it for GIONG_WRITE_ALL (lower may take less at a time), else
+ * what one write of lower takes. The count sent in *@sent; the last result. */
+static ssize_t ktls_writev(struct giong_tls_stream *s, const struct iovec *iov, int n,
+			   unsigned flags, size_t *sent)
+{
+	ssize_t r = 0;
+
+	if (!(flags & GIONG_WRITE_ALL)) {
+		r = giong_stream_writev(s->base.lower, iov, n);
+		*sent = r > 0 ? (size_t)r : 0;
+		return r;
+	}
+	for (int i = 0; i < n && r >= 0; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		r = giong_stream_write_all(s->base.lower, iov[i].iov_base, iov[i].iov_len);
+		if (r > 0)
+			*sent += (size_t)r;
+	}
+	if (r < 0)
+		s->broken = -EPIPE; /* a part may have left: nothing may follow it */
+	return r;
+}
+
 static ssize_t tls_writev(struct giong_stream *st, const struct iovec *iov, int n, unsigned flags)
 {
 	struct giong_tls_stream *s = to_tls(st);
@@ -372,6 +398,10 @@ static ssize_t tls_writev(struct giong_stream *st, const struct iovec *iov, int 
 		giong__tls_write_unlock(s);
 		goto out;
 	}
+	if (s->ktls_tx) {
+		r = ktls_writev(s, iov, n, flags, &sent);
+		goto unlock;
+	}
 	do {
 		r = encrypt_iov(s, iov, n, sent, GIONG__TLS_WRITE_MAX);
 		if (r > 0) {
@@ -383,6 +413,7 @@ static ssize_t tls_writev(struct giong_stream *st, const struct iovec *iov, int 
 				sent += (size_t)r;
 		}
 	} while (r > 0 && (flags & GIONG_WRITE_ALL) && sent < total);
+unlock:
 	if (!s->closed)
 		giong__tls_write_unlock(s);
 out:
@@ -448,6 +479,46 @@ static void send_done(struct giong_stream_send *lreq, ssize_t res)
 		req->done(req, all ? plain : res < 0 ? res : -EPIPE);
 }
 
+/* A send under kernel TLS (ktls_send_start) is over: report it as is. */
+static void ktls_send_done(struct giong_stream_send *lreq, ssize_t res)
+{
+	struct giong_tls_stream *s = giong__container_of(lreq, struct giong_tls_stream, lower_send);
+	struct giong_stream_send *req = s->user_send;
+
+	s->user_send = NULL;
+	s->inflight--;
+	s->writing = false;
+	if (res < 0 || (size_t)res != s->user_send_len)
+		s->broken = -EPIPE;
+	if (s->closed)
+		maybe_free(s);
+	else
+		giong_waitq_wake_one(&s->write_q, 0);
+	/* Last: the callback may close the stream (and so free it). */
+	if (req)
+		req->done(req, res);
+}
+
+/* Under kernel TLS a send is lower's: the caller's @iov and bytes are lent to
+ * lower's send until ktls_send_done, as they were to us. */
+static int ktls_send_start(struct giong_tls_stream *s, struct giong_stream_send *req,
+			   const struct iovec *iov, int n, size_t total)
+{
+	int r;
+
+	s->user_send = req;
+	s->user_send_len = total;
+	req->_stream = &s->base;
+	s->lower_send.done = ktls_send_done;
+	if ((r = giong_stream_send_start(s->base.lower, &s->lower_send, iov, n)) < 0) {
+		s->user_send = NULL;
+		return r;
+	}
+	s->writing = true;
+	s->inflight++;
+	return 0;
+}
+
 static int tls_send_start(struct giong_stream *st, struct giong_stream_send *req,
 			  const struct iovec *iov, int n)
 {
@@ -473,6 +544,10 @@ static int tls_send_start(struct giong_stream *st, struct giong_stream_send *req
 	}
 	if (s->writing || s->flying_len) {
 		r = -EBUSY;
+		goto out;
+	}
+	if (s->ktls_tx) {
+		r = ktls_send_start(s, req, iov, n, total);
 		goto out;
 	}
 	if (total && (r = encrypt_iov(s, iov, n, 0, total)) < 0)
@@ -529,11 +604,19 @@ static int tls_shutdown(struct giong_stream *st, int how)
 			r = shut_lower_instead(s, how, -EPIPE);
 			goto out;
 		}
-		r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
-		if (r < 0)
-			failed(s, r);
-		else
-			r = giong__tls_flush_locked(s);
+		if (s->ktls_tx) {
+			/* close_notify through the kernel: the library writes no
+			 * more (its sequence numbers stopped at the hand-over). */
+			ssize_t k = giong_stream_ktls_send_record(st->lower, 21, "\x01\x00", 2);
+
+			r = k < 0 ? (int)k : 0;
+		} else {
+			r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
+			if (r < 0)
+				failed(s, r);
+			else
+				r = giong__tls_flush_locked(s);
+		}
 		if (!s->closed)
 			giong__tls_write_unlock(s);
 		if (r < 0) {
@@ -657,8 +740,14 @@ static int tls_on_readable(struct giong_stream *st, giong_stream_readable_fn fn,
 /* Best effort: close_notify leaves with the rest of the tick, unwaited. */
 static void close_notify_nowait(struct giong_tls_stream *s)
 {
-	if (!s->handshaken || s->broken || s->shut_wr || s->writing || s->flying_len ||
-	    !s->be->shutdown || !s->base.lower->ops->send_start)
+	if (!s->handshaken || s->broken || s->shut_wr || s->writing || s->flying_len)
+		return;
+	if (s->ktls_tx) {
+		/* the kernel's record, if the socket takes it at once */
+		(void)giong_stream_ktls_send_record_nowait(s->base.lower, 21, "\x01\x00", 2);
+		return;
+	}
+	if (!s->be->shutdown || !s->base.lower->ops->send_start)
 		return;
 	if (s->be->shutdown(s->conn) < 0 || !s->out_len)
 		return;
@@ -693,8 +782,8 @@ static int tls_close(struct giong_stream *st)
 }
 
 /* What TLS knows itself: the protocol agreed by ALPN, and that the bytes
- * written reach no descriptor as they are (records do; under kernel TLS the
- * socket will answer). The socket is the lower's to tell. */
+ * written reach no descriptor as they are (records do), except under kernel
+ * TLS, where the socket makes them. The socket is the lower's to tell. */
 static int tls_query(const struct giong_stream *st, int what, void *out, size_t *len)
 {
 	const struct giong_tls_stream *s = tls_of(st);
@@ -716,7 +805,9 @@ static int tls_query(const struct giong_stream *st, int what, void *out, size_t 
 		*len = l;
 		return 0;
 	case GIONG_STREAM_QUERY_SPLICE_FD:
-		return -ENOENT;
+		/* Under kernel TLS the socket makes the records: what is spliced
+		 * into it is encrypted on the way, as what is written is. */
+		return s->ktls_tx ? GIONG_STREAM_QUERY_LOWER : -ENOENT;
 	default:
 		return -ENOTSUP; /* GIONG_STREAM_QUERY_SOCKET: asks lower */
 	}
@@ -834,6 +925,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	}
 	s->handshaken = true;
 	giong__tls_held_settle(s); /* the records after the last flight, if any */
+	giong__tls_ktls_tx(s);
 	*ret = &s->base;
 	return 0;
 }

@@ -46,6 +46,7 @@ struct giong_tls_config {
 	enum giong_tls_version min_version, max_version;
 	char *ciphers12, *ciphers13;
 	bool tickets;
+	bool ktls; /* hand the records to the kernel after the handshake (ktls.c) */
 	uint32_t handshake_ms;
 
 	/* Built once per role by the first handshake (or _check), then
@@ -119,6 +120,9 @@ struct giong_tls_stream {
 	int broken; /* a write failed part way: every call gives -EPIPE */
 	bool shut_wr;
 	bool handshaken;
+	/* The kernel makes this side's records (ktls.c): writes and sends go to lower
+	 * as they are, and the library writes nothing more. */
+	bool ktls_tx;
 
 	/* Lifetime: tasks inside a call, and operations in flight (a deferred
 	 * readable notice, a send), keep the struct after close. */
@@ -140,6 +144,22 @@ struct giong_tls_stream {
 	char *errtext;     /* the backend's words for the last error (heap, lazily) */
 	char *server_name; /* a client's, for its session cache entry (or NULL) */
 };
+
+/* ktls.c: the kernel TLS material of direction @tx of TLS stream @st, from its
+ * backend's export_keys (struct giong_tls_backend), checked for what
+ * <linux/tls.h> can take. Returns 0 and *@k (the caller wipes it); -EINVAL: not
+ * a TLS stream; -EOPNOTSUPP: the backend has no export_keys; -ENOTCONN: before
+ * the handshake finished, or closed; -EPROTO: the backend's answer was not
+ * sane; else the backend's -ENOTSUP / -EAGAIN / -ENOMEM (*@k zeroed on
+ * failure). Internal: the tests call it (tests/tls/test_ktls_keys.c). */
+int giong__tls_export_keys(struct giong_stream *st, bool tx, struct giong_tls_keys *k);
+
+/* ktls.c: the default of giong_tls_config_ktls() (GIONG_TLS_KTLS=off: off). */
+bool giong__tls_ktls_default(void);
+/* ktls.c: after the handshake, with nothing of the library's left to send, hand
+ * the send direction to the kernel where it can be (s->ktls_tx), else count why
+ * not and stay in user space. Never fails the stream. */
+void giong__tls_ktls_tx(struct giong_tls_stream *s);
 
 /* io.c: ciphertext in and out (all with the stream's busy count held). */
 /* Receive from lower into s->held (parks). 0: something to pull (bytes, or

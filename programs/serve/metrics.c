@@ -23,6 +23,9 @@
 #ifdef GIONG_HAVE_HTTP2
 #include <giong/http2.h>
 #endif
+#ifdef GIONG_HAVE_TLS
+#include <giong/tls.h>
+#endif
 
 #include "accesslog.h"
 #include "fcache.h"
@@ -303,6 +306,26 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 		"# TYPE giong_serve_access_log_dropped_total counter\n"
 		"giong_serve_access_log_dropped_total %llu\n",
 		(unsigned long long)serve_alog_dropped());
+#ifdef GIONG_HAVE_TLS
+	/* The process's kernel TLS counts (libgiong-tls's, every worker's together). */
+	struct giong_tls_ktls_stats k;
+
+	if (giong_tls_ktls_stats(&k) == 0)
+		fprintf(out,
+			"# HELP giong_tls_ktls_tx_total TLS connections whose send direction the "
+			"kernel took (docs/tls.md, Kernel TLS).\n"
+			"# TYPE giong_tls_ktls_tx_total counter\n"
+			"giong_tls_ktls_tx_total %llu\n"
+			"# HELP giong_tls_ktls_fallback_total TLS connections left in user space, "
+			"by reason.\n"
+			"# TYPE giong_tls_ktls_fallback_total counter\n"
+			"giong_tls_ktls_fallback_total{reason=\"module\"} %llu\n"
+			"giong_tls_ktls_fallback_total{reason=\"cipher\"} %llu\n"
+			"giong_tls_ktls_fallback_total{reason=\"other\"} %llu\n",
+			(unsigned long long)k.tx, (unsigned long long)k.fallback_module,
+			(unsigned long long)k.fallback_cipher,
+			(unsigned long long)k.fallback_other);
+#endif
 }
 
 int serve_metrics_handle(struct giong_http_request *req, struct giong_http_response *res, void *ctx)

@@ -785,6 +785,14 @@ grep -Eq '^# TYPE giong_http_requests(_total)? counter' "$R/m1.b" || no "giong_h
 grep -Eq '^giong_http_connections_open([{ ]|$)' "$R/m1.b" || no "no giong_http_connections_open sample"
 grep -Eq '^giong_serve_access_log_dropped_total 0$' "$R/m1.b" ||
 	no "giong_serve_access_log_dropped_total is not 0: $(grep access_log "$R/m1.b")"
+# Built with TLS (a backend given): the process's kernel TLS counts, by reason.
+if [ ${#backends[@]} -gt 0 ]; then
+	grep -Eq '^giong_tls_ktls_tx_total [0-9]+$' "$R/m1.b" || no "no giong_tls_ktls_tx_total sample"
+	for why in module cipher other; do
+		grep -Eq "^giong_tls_ktls_fallback_total\{reason=\"$why\"\} [0-9]+\$" "$R/m1.b" ||
+			no "no giong_tls_ktls_fallback_total sample for $why"
+	done
+fi
 n1=$(requests_total m1)
 for i in 1 2 3 4 5; do curl -sS --max-time 10 -o /dev/null "$U/hello.txt"; done
 grown() {

@@ -8,6 +8,7 @@
 
 #include <giong/core.h>
 #include <giong/net/addr.h>
+#include <giong/net/ktls.h>
 #include <giong/net/resolve.h>
 #include <giong/net/stream.h>
 #include <giong/net/tcp.h>

@@ -48,6 +48,7 @@
  * (kept for good). */
 #define LIB_FAULT_REPORT() ERR_raise(ERR_LIB_SSL, ERR_R_MALLOC_FAILURE)
 #include "../../src/backend_faults.h"
+#include "openssl_internal.h"
 
 /* The session id context of every server SSL_CTX: the same everywhere, so a
  * session moved between them by SNI still resumes (and set at all, or
@@ -92,6 +93,7 @@ struct oconn {
 	int push_err;      /* giong_tls_io_push()'s failure */
 	bool want;         /* the last pull said GIONG_TLS_WANT_READ */
 	bool eof;          /* a pull said the stream beneath ended */
+	struct oktls kt;   /* kernel TLS: record counts and TLS 1.3 secrets */
 };
 
 /* Our BIO method: made on first use (openssl_ready()), then read by every
@@ -113,6 +115,7 @@ static int bio_read(BIO *b, char *buf, size_t len, size_t *got)
 	n = giong_tls_io_pull(c->s, buf, len);
 	if (n > 0) {
 		*got = (size_t)n;
+		giong__ossl_ktls_count(&c->kt, false, (const unsigned char *)buf, (size_t)n);
 		return 1;
 	}
 	if (n == GIONG_TLS_WANT_READ) {
@@ -137,6 +140,7 @@ static int bio_write(BIO *b, const char *buf, size_t len, size_t *put)
 		return 0;
 	}
 	*put = (size_t)n;
+	giong__ossl_ktls_count(&c->kt, true, (const unsigned char *)buf, (size_t)n);
 	return 1;
 }
 
@@ -390,6 +394,26 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
 	return 0;
 }
 
+/* Kernel TLS: the TLS 1.3 traffic secrets, for export_keys (openssl_ktls.c). */
+static void keylog(const SSL *ssl, const char *line)
+{
+	struct oconn *c = BIO_get_data(SSL_get_rbio(ssl));
+
+	if (c)
+		giong__ossl_ktls_keylog(ssl, &c->kt, line);
+}
+
+/* Kernel TLS: a TLS 1.3 KeyUpdate sent or received moves the secrets on. */
+static void msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
+		   SSL *ssl, void *arg)
+{
+	struct oconn *c = arg;
+
+	(void)version;
+	if (c)
+		giong__ossl_ktls_msg(ssl, &c->kt, write_p == 1, content_type, buf, len);
+}
+
 static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 {
 	const struct giong_tls_settings *set = x->set;
@@ -466,6 +490,9 @@ static int ctx_setup(struct octx *x, size_t i, char *err, size_t errlen)
 			return config_fail(err, errlen, "ALPN protocols"); /* 0 is success */
 	}
 	SSL_CTX_set_verify(c, mode, NULL);
+	/* On every SSL_CTX: the SNI callback may move a connection to another. */
+	if (set->ktls)
+		SSL_CTX_set_keylog_callback(c, keylog);
 
 	/* One store of CA roots, shared by the SSL_CTXs of the certificates. */
 	if (i)
@@ -557,6 +584,10 @@ static int o_conn_init(void *ctx, void *conn, struct giong_tls_stream *s, const 
 	BIO_set_data(b, c);
 	BIO_set_init(b, 1);
 	SSL_set_bio(c->ssl, b, b); /* one reference for both directions */
+	if (x->set->ktls) {
+		SSL_set_msg_callback(c->ssl, msg_cb);
+		SSL_set_msg_callback_arg(c->ssl, c);
+	}
 	if (x->set->server) {
 		SSL_set_accept_state(c->ssl);
 		return 0;
@@ -598,6 +629,7 @@ static void o_conn_free(void *conn)
 
 	SSL_free(c->ssl);
 	c->ssl = NULL;
+	giong__ossl_ktls_wipe(&c->kt);
 }
 
 /* Map the failure @r of an SSL_* call of @op to our codes, keep OpenSSL's
@@ -845,6 +877,15 @@ static void o_error_text(void *conn, int err, char *buf, size_t len)
 	}
 }
 
+static int o_export_keys(void *conn, bool tx, struct giong_tls_keys *k)
+{
+	struct oconn *c = conn;
+	int r = giong__ossl_export_keys(c->ssl, &c->kt, tx, k);
+
+	ERR_clear_error(); /* a KDF that failed queued its reason: nobody reads it */
+	return r;
+}
+
 static const struct giong_tls_backend backend = {
 	.abi = GIONG_TLS_BACKEND_ABI,
 	.size = sizeof(struct giong_tls_backend),
@@ -870,6 +911,7 @@ static const struct giong_tls_backend backend = {
 	.idle = o_idle,
 	.error_text = o_error_text,
 	.session_set = o_session_set,
+	.export_keys = o_export_keys,
 };
 
 const struct giong_tls_backend *giong_tls_openssl(void)

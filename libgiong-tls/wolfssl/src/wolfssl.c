@@ -720,6 +720,13 @@ static int wolf_session_set(void *p, const void *blob, size_t len)
 	return ok == WOLFSSL_SUCCESS ? 0 : GIONG_ETLS_CONFIG;
 }
 
+static int wolf_export_keys(void *p, bool tx, struct giong_tls_keys *k)
+{
+	struct wolf_conn *c = p;
+
+	return giong__wolf_export_keys(c->ssl, tx, k);
+}
+
 static const struct giong_tls_backend wolf_backend = {
 	.abi = GIONG_TLS_BACKEND_ABI,
 	.size = sizeof(struct giong_tls_backend),
@@ -745,6 +752,7 @@ static const struct giong_tls_backend wolf_backend = {
 	.resumed = wolf_resumed,
 	.idle = NULL, /* wolfSSL frees its record buffers itself */
 	.error_text = wolf_error_text,
+	.export_keys = wolf_export_keys,
 };
 
 /*

@@ -8,6 +8,7 @@
 #ifndef GIONG_TLS_WOLFSSL_INTERNAL_H
 #define GIONG_TLS_WOLFSSL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <wolfssl/options.h>
@@ -44,5 +45,9 @@ int giong__wolf_cert_load(WOLFSSL_CTX *ctx, const struct giong_tls_cert *cert, c
  * GIONG_ETLS_CONFIG with the reason in @err. (wolfssl_certs.c) */
 int giong__wolf_ca_load(WOLFSSL_CTX *ctx, const struct giong_tls_settings *set, char *err,
 			size_t errlen);
+
+/* giong__wolf_export_keys() - export_keys (struct giong_tls_backend) for @ssl, from
+ * wolfSSL's key and sequence-number getters. (wolfssl_ktls.c) */
+int giong__wolf_export_keys(WOLFSSL *ssl, bool tx, struct giong_tls_keys *k);
 
 #endif /* GIONG_TLS_WOLFSSL_INTERNAL_H */

@@ -236,6 +236,9 @@ struct giong_stream_send {
 	/* private to the stream while the send is in flight */
 	struct giong_stream *_stream;
 	struct msghdr _mh;
+	const struct iovec *_iov; /* under kernel TLS, sent in pieces (ktls.h) */
+	int _niov;
+	size_t _sent, _total;
 };
 
 /*

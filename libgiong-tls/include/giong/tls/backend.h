@@ -74,6 +74,33 @@ struct giong_tls_settings {
 	const char *ciphers12; /* NULL: the backend's default */
 	const char *ciphers13;
 	bool tickets;
+	/* Kernel TLS may be asked of this context's connections (export_keys):
+	 * a backend that must prepare for it at the handshake (OpenSSL's keylog
+	 * callback) does so only when set (giong_tls_config_ktls()). */
+	bool ktls;
+};
+
+/* What the kernel needs to take one direction of a connection over
+ * (export_keys): the numbers are those of <linux/tls.h>. */
+enum {
+	GIONG_TLS_KEYS_1_2 = 0x0303, /* TLS_1_2_VERSION */
+	GIONG_TLS_KEYS_1_3 = 0x0304, /* TLS_1_3_VERSION */
+	GIONG_TLS_KEYS_AES_GCM_128 = 51,
+	GIONG_TLS_KEYS_AES_GCM_256 = 52,
+	GIONG_TLS_KEYS_CHACHA20_POLY1305 = 54,
+};
+
+struct giong_tls_keys {
+	uint16_t version; /* GIONG_TLS_KEYS_1_2 / _1_3 */
+	uint16_t cipher;  /* GIONG_TLS_KEYS_AES_GCM_128 / _256 / _CHACHA20_POLY1305 */
+	uint8_t key_len;  /* 16 or 32 */
+	/* 12 (TLS 1.3, and ChaCha20-Poly1305 in TLS 1.2: the static IV the
+	 * nonce is XORed with), or 4 (TLS 1.2 AES-GCM: the implicit salt; the
+	 * explicit 8 bytes travel in each record) */
+	uint8_t iv_len;
+	unsigned char key[32];
+	unsigned char iv[12];
+	uint64_t seq; /* the sequence number of the next record of the direction */
 };
 
 /* Capability flags (struct giong_tls_backend.caps). */
@@ -160,7 +187,30 @@ struct giong_tls_backend {
 	 * the same server name) in the coming handshake of client @conn. 0, or
 	 * an error: then the handshake is a full one. */
 	int (*session_set)(void *conn, const void *blob, size_t len);
+
+	/* Everything above is ABI 1 as first published: a backend whose @size
+	 * ends here still loads (it has no export_keys). Members below are read
+	 * only when @size covers them. */
+
+	/* Optional (NULL: never kernel TLS): what the kernel needs to take
+	 * direction @tx (true: the records this side sends; false: the
+	 * records it receives) of the handshaken @conn over, from the next
+	 * record on, into *@k. Called between operations, after the handshake;
+	 * the generic code has checked its own buffers (nothing of that
+	 * direction queued or held, a record boundary) and decides when (a
+	 * TLS 1.3 client waits for its session ticket there, not here: the
+	 * material exported before the ticket was read is right, the ticket
+	 * would then come through the kernel). Never does I/O and changes
+	 * nothing in @conn. Returns 0; -ENOTSUP: a version or cipher the
+	 * kernel cannot take (the connection stays in user space); -EAGAIN:
+	 * not now (the library holds received bytes of that direction, or a
+	 * key update is under way); -ENOMEM. The caller wipes *@k after use. */
+	int (*export_keys)(void *conn, bool tx, struct giong_tls_keys *k);
 };
+
+/* The size of a backend table of ABI 1 without the optional members that
+ * came later: the least struct giong_tls_backend.size that loads. */
+#define GIONG_TLS_BACKEND_SIZE_1 offsetof(struct giong_tls_backend, export_keys)
 
 /*
  * giong_tls_io_pull() - for a backend's receive callback: copy up to @len

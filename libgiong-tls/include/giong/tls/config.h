@@ -142,6 +142,18 @@ GIONG_API int giong_tls_config_ciphers(struct giong_tls_config *cfg, const char 
  * -EBUSY. */
 GIONG_API int giong_tls_config_tickets(struct giong_tls_config *cfg, bool on);
 
+/*
+ * giong_tls_config_ktls() - whether connections of @cfg hand their records to the
+ * kernel's TLS after the handshake where they can (on by default; the environment's
+ * GIONG_TLS_KTLS=off turns the default off). So far the send direction: what the
+ * server writes is encrypted by the kernel (with the CPU's AES instructions, whatever
+ * the library was built with), and a file body is spliced into the socket as over
+ * plain TCP. Where it cannot be (no `tls` module, a cipher the kernel lacks, a backend
+ * without the key export), the connection stays in user space, counted
+ * (giong_tls_ktls_stats()). docs/tls.md, "Kernel TLS". Returns 0, -EINVAL, -EBUSY.
+ */
+GIONG_API int giong_tls_config_ktls(struct giong_tls_config *cfg, bool on);
+
 /* giong_tls_config_handshake_timeout() - the longest a handshake may take
  * (default 10,000 ms; 0: only the calling task's own deadline applies). The
  * earlier of this and the task's deadline ends a stalled handshake with

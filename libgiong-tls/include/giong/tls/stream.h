@@ -57,6 +57,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <giong/core/api.h>
 #include <giong/net/stream.h>
@@ -128,6 +129,19 @@ GIONG_API const char *giong_tls_last_error(const struct giong_stream *s);
 /* giong_tls_backend_name() - "wolfssl", "openssl", ... of @s's backend;
  * NULL when @s is not a TLS stream. */
 GIONG_API const char *giong_tls_backend_name(const struct giong_stream *s);
+
+/* What kernel TLS did for the process's connections (giong_tls_config_ktls()). */
+struct giong_tls_ktls_stats {
+	uint64_t tx;              /* connections whose send direction the kernel took */
+	uint64_t fallback_module; /* none here: no `tls` module (or a kernel without it) */
+	uint64_t fallback_cipher; /* a version or cipher the kernel or the export cannot take */
+	uint64_t fallback_other;  /* anything else: a backend without the export, no
+				   * descriptor for a direct socket, no memory */
+};
+
+/* giong_tls_ktls_stats() - the process's counts since it started, into *@out.
+ * Returns 0, or -EINVAL for NULL. Any thread. */
+GIONG_API int giong_tls_ktls_stats(struct giong_tls_ktls_stats *out);
 
 GIONG_END_DECLS
 

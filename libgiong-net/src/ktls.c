@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* ktls.c - kernel TLS on a TCP socket stream (giong/net/ktls.h): the set-up, and the
+ * records of another type than application data. */
+#include <errno.h>
+#include <linux/tls.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <giong/net/ktls.h>
+
+#include "giong_private.h"
+#include "sock.h"
+
+#ifndef SOL_TLS
+#define SOL_TLS 282 /* <bits/socket.h> since glibc 2.27 */
+#endif
+
+/* The kernel takes one record of at most 2^14 bytes of plaintext. */
+#define RECORD_MAX 16384
+
+/* Whether @len is the size of one of the crypto_info structures of <linux/tls.h>
+ * for the cipher it names. */
+static bool info_fits(const void *info, size_t len)
+{
+	struct tls_crypto_info ci;
+
+	if (len < sizeof(ci))
+		return false;
+	memcpy(&ci, info, sizeof(ci));
+	switch (ci.cipher_type) {
+	case TLS_CIPHER_AES_GCM_128:
+		return len == sizeof(struct tls12_crypto_info_aes_gcm_128);
+	case TLS_CIPHER_AES_GCM_256:
+		return len == sizeof(struct tls12_crypto_info_aes_gcm_256);
+#ifdef TLS_CIPHER_CHACHA20_POLY1305
+	case TLS_CIPHER_CHACHA20_POLY1305:
+		return len == sizeof(struct tls12_crypto_info_chacha20_poly1305);
+#endif
+	default:
+		return false;
+	}
+}
+
+/* The TCP socket beneath @st, entered (leave it with giong__net_sock_leave()). */
+static int tcp_beneath(struct giong_stream *st, struct giong__sock **ret)
+{
+	struct giong__sock *s;
+	int r;
+
+	if ((r = giong__net_bottom_sock(st, &s)))
+		return r;
+	if (s->base.ops != &giong__net_tcp_ops)
+		return -ENOTSUP; /* a Unix stream: kernel TLS is TCP's */
+	if ((r = giong__net_sock_enter(s)))
+		return r;
+	*ret = s;
+	return 0;
+}
+
+int giong_stream_ktls_start(struct giong_stream *st, enum giong_ktls_dir dir, const void *info,
+			    size_t len)
+{
+	static const char ulp[] = "tls";
+	struct giong__sock *s;
+	int fd, r;
+
+	if (!st || !info || (dir != GIONG_KTLS_TX && dir != GIONG_KTLS_RX) || !info_fits(info, len))
+		return -EINVAL;
+	if (dir == GIONG_KTLS_RX)
+		return -EOPNOTSUPP; /* the receive side is issue 29's next step */
+	/* A direct socket gets its descriptor first: setsockopt needs one. */
+	if ((fd = giong_stream_fd_install(st)) < 0)
+		return fd;
+	if ((r = tcp_beneath(st, &s)))
+		return r;
+	if (s->ktls_tx) {
+		r = -EALREADY;
+	} else if (s->writing) {
+		r = -EBUSY; /* bytes of the library's records may still be on their way */
+	} else if (setsockopt(fd, SOL_TCP, TCP_ULP, ulp, sizeof(ulp)) < 0) {
+		r = -errno; /* ENOENT: no tls module; ENOPROTOOPT: no ULP at all */
+	} else if (setsockopt(fd, SOL_TLS, TLS_TX, info, (socklen_t)len) < 0) {
+		/* The ULP stays attached in its base mode, where the socket is
+		 * plain TCP: TLS goes on in user space over it. */
+		r = -errno;
+	} else {
+		s->ktls_tx = true;
+		r = 0;
+	}
+	giong__net_sock_leave(s);
+	return r;
+}
+
+/* One record of @type at @buf: @mh (its control buffer in @control) as sendmsg
+ * takes it, the caller's @iov naming the bytes. */
+struct record_msg {
+	union {
+		char buf[CMSG_SPACE(sizeof(uint8_t))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov;
+	struct msghdr mh;
+};
+
+static void record_msg(struct record_msg *m, uint8_t type, const void *buf, size_t len)
+{
+	struct cmsghdr *cm;
+
+	memset(m, 0, sizeof(*m));
+	m->iov = (struct iovec){(void *)buf, len};
+	m->mh.msg_iov = &m->iov;
+	m->mh.msg_iovlen = 1;
+	m->mh.msg_control = m->control.buf;
+	m->mh.msg_controllen = sizeof(m->control.buf);
+	cm = CMSG_FIRSTHDR(&m->mh);
+	cm->cmsg_level = SOL_TLS;
+	cm->cmsg_type = TLS_SET_RECORD_TYPE;
+	cm->cmsg_len = CMSG_LEN(sizeof(type));
+	memcpy(CMSG_DATA(cm), &type, sizeof(type));
+}
+
+/* The arguments of a record checked, and the TCP socket beneath @st entered. */
+static int record_sock(struct giong_stream *st, uint8_t type, const void *buf, size_t len,
+		       struct giong__sock **s)
+{
+	if (!st || (!buf && len) || len > RECORD_MAX || type == 23)
+		return -EINVAL;
+	return tcp_beneath(st, s);
+}
+
+ssize_t giong_stream_ktls_send_record(struct giong_stream *st, uint8_t type, const void *buf,
+				      size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct record_msg m;
+	struct giong__sock *s;
+	ssize_t n;
+	int r;
+
+	if ((r = record_sock(st, type, buf, len, &s)))
+		return r;
+	r = s->ktls_tx ? giong__net_write_begin(s) : -ENOTCONN;
+	giong__net_sock_leave(s); /* write_begin entered it again */
+	if (r)
+		return r;
+	record_msg(&m, type, buf, len);
+	if (!(sqe = giong_sqe())) {
+		n = -EBUSY;
+	} else {
+		/* m (message, control buffer, iovec) lives in this frame, the bytes
+		 * are the caller's: all lent to the kernel until giong_io returns. */
+		io_uring_prep_sendmsg(sqe, s->rxq.fd, &m.mh, MSG_NOSIGNAL);
+		n = giong_io(giong__net_on_sock(s, sqe));
+	}
+	return giong__net_write_end(s, n);
+}
+
+ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *st, uint8_t type, const void *buf,
+					     size_t len)
+{
+	struct record_msg m;
+	struct giong__sock *s;
+	ssize_t n;
+	int r;
+
+	if ((r = record_sock(st, type, buf, len, &s)))
+		return r;
+	if (!s->ktls_tx) {
+		n = -ENOTCONN;
+	} else if (s->writing || s->rxq.fixed) {
+		n = -EBUSY; /* a write ahead of it, or no descriptor for a system call */
+	} else {
+		record_msg(&m, type, buf, len);
+		/* A system call, not the ring: the caller cannot park, and what follows
+		 * (a close) must find the record gone to the socket or not at all. */
+		n = sendmsg(s->rxq.fd, &m.mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0)
+			n = -errno;
+	}
+	giong__net_sock_leave(s);
+	return n;
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ktls.c - kernel TLS's send direction through the TLS stream (issue 29), per backend,
+ * over TCP on loopback (TLS 1.3 and 1.2, each with the backend's default suite):
+ *  - where the kernel has TLS (the 6.1 guest loads the module), both sides hand their send
+ *    direction over after the handshake (giong_tls_ktls_stats().tx counts two), the splice
+ *    question answers with the socket, and 4 MiB each way (writes, a send of three buffers,
+ *    a body spliced from a pipe into the TLS stream) arrive byte for byte through the other
+ *    side's TLS library; close_notify sent by the kernel ends the peer's reads cleanly (0,
+ *    not a truncation);
+ *  - where it has none (this machine), the same exchange runs in user space, the fallback
+ *    is counted (fallback_module), and the splice question has no answer;
+ *  - with giong_tls_config_ktls(cfg, false), nothing is handed over and no count moves.
+ * Labels ktls and tls_<backend>: the guest runs it (it leaves label tls out).
+ */
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tls_test.h"
+
+#define EACH (4u << 20)
+
+/* Whether this kernel has TLS: TCP_ULP on a connected TCP socket (0, or its -errno). */
+static int kernel_tls(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), a = -1;
+	int r = -EIO;
+
+	if (l >= 0 && c >= 0 && !bind(l, (struct sockaddr *)&sa, sizeof(sa)) && !listen(l, 1) &&
+	    !getsockname(l, (struct sockaddr *)&sa, &sl) &&
+	    !connect(c, (struct sockaddr *)&sa, sizeof(sa)) && (a = accept(l, NULL, NULL)) >= 0)
+		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
+	if (a >= 0)
+		close(a);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
+	return r;
+}
+
+struct kt {
+	enum giong_tls_version v;
+	bool on; /* giong_tls_config_ktls() */
+	int has; /* kernel_tls() */
+	struct giong_tls_ktls_stats before, after;
+};
+
+/* A connected TCP pair of giong streams, in a task. */
+static int tcp_pair(struct giong_stream **c, struct giong_stream **s)
+{
+	struct giong_listen_options lo = {.regular_fds = true};
+	struct giong_listener *l;
+	struct giong_addr a;
+	char addr[64];
+	int r;
+
+	if ((r = giong_tcp_listen("127.0.0.1:0", &lo, &l)))
+		return r;
+	if ((r = giong_listener_addr(l, &a)) == 0) {
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", giong_addr_port(&a));
+		if ((r = giong_tcp_connect(addr, c)) == 0 && (r = giong_tcp_accept(l, s)))
+			giong_stream_close(*c);
+	}
+	giong_listener_close(l);
+	return r;
+}
+
+/* @n bytes of the pattern from @off, read through @s and checked. */
+static void read_checked(struct giong_stream *s, unsigned char *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = giong_stream_read(s, buf + got, n - got);
+
+		if (!gt_check_true(r > 0))
+			return;
+		got += (size_t)r;
+	}
+	gt_check_true(tt_pattern_ok(buf, n, off));
+}
+
+struct writer {
+	struct giong_stream *s;
+	const unsigned char *buf;
+	size_t len;
+	ssize_t res;
+};
+
+static intptr_t write_task(void *arg)
+{
+	struct writer *w = arg;
+
+	w->res = giong_stream_write_all(w->s, w->buf, w->len);
+	return 0;
+}
+
+static void ktls_main(unsigned w, void *arg)
+{
+	struct kt *k = arg;
+	struct giong_tls_config *srv = tt_server("server", NULL), *cli = tt_client(NULL);
+	struct giong_stream *a, *b, *server = NULL, *client = NULL;
+	unsigned char *out = malloc(EACH), *in = malloc(EACH);
+	struct tt_sent sent = {.req.done = tt_sent_done};
+	struct writer wr;
+	struct giong_task *t;
+	struct iovec three[3];
+	size_t third = EACH / 3;
+	bool kernel = k->on && k->has == 0;
+	int p[2] = {-1, -1}, err = 0;
+	char end;
+	(void)w;
+
+	gt_check_int_equal(giong_tls_config_versions(srv, k->v, k->v), 0);
+	gt_check_int_equal(giong_tls_config_ktls(srv, k->on), 0);
+	gt_check_int_equal(giong_tls_config_ktls(cli, k->on), 0);
+	giong_tls_ktls_stats(&k->before);
+	if (!gt_check_non_null(out) || !gt_check_non_null(in) ||
+	    !gt_check_int_equal(tcp_pair(&b, &a), 0) ||
+	    !gt_check_int_equal(tt_pair_over(a, b, srv, cli, "localhost", &server, &client, &err),
+				0))
+		goto out;
+	tt_pattern(out, EACH, 0);
+	/* The splice question: the socket under kernel TLS, none in user space. */
+	gt_check_int_equal(giong_stream_can_splice(server), kernel ? 1 : -ENOENT);
+
+	/* Server to client: a write, a send of three buffers, a spliced body. */
+	wr = (struct writer){server, out, third, 0};
+	if (gt_check_int_equal(giong_spawn(write_task, &wr, &t), 0)) {
+		read_checked(client, in, third, 0);
+		giong_join(t, NULL);
+		gt_check_int_equal(wr.res, (ssize_t)third);
+	}
+	three[0] = (struct iovec){out + third, 1};
+	three[1] = (struct iovec){out + third + 1, third - 100};
+	three[2] = (struct iovec){out + 2 * third - 99, 99};
+	if (gt_check_int_equal(giong_stream_send_start(server, &sent.req, three, 3), 0)) {
+		read_checked(client, in, third, third);
+		while (!sent.done)
+			giong_sleep_ms(1);
+		gt_check_int_equal(sent.res, (ssize_t)third);
+	}
+	if (kernel && gt_check_int_equal(pipe(p), 0)) {
+		size_t rest = EACH - 2 * third, done = 0;
+
+		fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+		wr = (struct writer){NULL, NULL, 0, 0};
+		while (done < rest) {
+			size_t chunk = rest - done < 65536 ? rest - done : 65536;
+			ssize_t n;
+
+			gt_check_int_equal(write(p[1], out + 2 * third + done, chunk),
+					   (ssize_t)chunk);
+			for (size_t moved = 0; moved < chunk; moved += (size_t)n) {
+				n = giong_stream_splice(server, p[0], chunk - moved);
+				if (!gt_check_true(n > 0))
+					goto out;
+			}
+			read_checked(client, in, chunk, 2 * third + done);
+			done += chunk;
+		}
+	} else {
+		wr = (struct writer){server, out + 2 * third, EACH - 2 * third, 0};
+		if (gt_check_int_equal(giong_spawn(write_task, &wr, &t), 0)) {
+			read_checked(client, in, EACH - 2 * third, 2 * third);
+			giong_join(t, NULL);
+		}
+	}
+
+	/* Client to server: 4 MiB in one write. */
+	wr = (struct writer){client, out, EACH, 0};
+	if (gt_check_int_equal(giong_spawn(write_task, &wr, &t), 0)) {
+		read_checked(server, in, EACH, 0);
+		giong_join(t, NULL);
+		gt_check_int_equal(wr.res, (ssize_t)EACH);
+	}
+
+	/* close_notify from the server (the kernel's record under kernel TLS): a
+	 * clean end for the client, then for the server the same way back. */
+	gt_check_int_equal(giong_stream_shutdown(server, SHUT_WR), 0);
+	gt_check_int_equal(giong_stream_read(client, &end, 1), 0);
+	gt_check_int_equal(giong_stream_shutdown(client, SHUT_WR), 0);
+	gt_check_int_equal(giong_stream_read(server, &end, 1), 0);
+out:
+	giong_tls_ktls_stats(&k->after);
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
+	if (server)
+		giong_stream_close(server);
+	if (client)
+		giong_stream_close(client);
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+	free(out);
+	free(in);
+}
+
+static void run(enum giong_tls_version v, bool on)
+{
+	struct giong_config cfg = gt_config(1);
+	struct kt k = {.v = v, .on = on, .has = kernel_tls()};
+
+	gt_run(&cfg, ktls_main, &k, NULL);
+	if (!on) {
+		assert_memory_equal(&k.before, &k.after, sizeof(k.before));
+	} else if (k.has == 0) {
+		assert_int_equal(k.after.tx - k.before.tx, 2); /* server and client */
+	} else {
+		fprintf(stderr, "the kernel lacks TLS (TCP_ULP tls: %s): user space, counted\n",
+			strerror(-k.has));
+		assert_int_equal(k.after.fallback_module - k.before.fallback_module, 2);
+		assert_int_equal(k.after.tx, k.before.tx);
+	}
+}
+
+static void test_tls13(void **state)
+{
+	(void)state;
+	run(GIONG_TLS_1_3, true);
+}
+
+static void test_tls12(void **state)
+{
+	(void)state;
+	run(GIONG_TLS_1_2, true);
+}
+
+static void test_off(void **state)
+{
+	(void)state;
+	run(GIONG_TLS_1_3, false);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tls13),
+		cmocka_unit_test(test_tls12),
+		cmocka_unit_test(test_off),
+	};
+
+	gt_require_runtime();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
