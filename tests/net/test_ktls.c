@@ -46,7 +46,7 @@ static struct tls12_crypto_info_aes_gcm_128 keys(void)
  * socket). 0 yes, or the -errno of TCP_ULP (ENOENT: no module). */
 static int kernel_tls(void)
 {
-	int port, l = nt_plain_bind(0, 1, &port), c, a, r = -EIO;
+	int port = 0, l = nt_plain_bind(0, 1, &port), c, a, r = -EIO;
 
 	if (l < 0)
 		return l;
