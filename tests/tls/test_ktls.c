@@ -238,9 +238,27 @@ static void test_off(void **state)
 	run(GIONG_TLS_1_3, false);
 }
 
+/* The switch: NULL refused, and like every setting it is frozen by the first use. */
+static void test_switch(void **state)
+{
+	struct giong_tls_config *cfg = tt_server("server", NULL);
+	struct giong_tls_ktls_stats st;
+
+	(void)state;
+	assert_int_equal(giong_tls_config_ktls(NULL, true), -EINVAL);
+	assert_int_equal(giong_tls_ktls_stats(NULL), -EINVAL);
+	assert_int_equal(giong_tls_ktls_stats(&st), 0);
+	assert_int_equal(giong_tls_config_ktls(cfg, false), 0);
+	assert_int_equal(giong_tls_config_ktls(cfg, true), 0);
+	assert_int_equal(giong_tls_config_check(cfg, NULL, 0), 0);
+	assert_int_equal(giong_tls_config_ktls(cfg, false), -EBUSY);
+	giong_tls_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_switch),
 		cmocka_unit_test(test_tls13),
 		cmocka_unit_test(test_tls12),
 		cmocka_unit_test(test_off),
