@@ -33,7 +33,8 @@ int giong_tls_config_new(const struct giong_tls_backend *be, struct giong_tls_co
 	cfg->min_version = GIONG_TLS_1_2;
 	cfg->max_version = GIONG_TLS_1_3;
 	cfg->tickets = true;
-	cfg->ktls = giong__tls_ktls_default();
+	cfg->ktls = giong__tls_ktls_default() != GIONG__TLS_KTLS_OFF;
+	cfg->ktls_force = giong__tls_ktls_default() == GIONG__TLS_KTLS_FORCE;
 	cfg->handshake_ms = 10000;
 	cfg->ca_files = calloc(1, sizeof(char *));
 	cfg->ca_dirs = calloc(1, sizeof(char *));
@@ -470,7 +471,9 @@ int giong__tls_config_ctx(struct giong_tls_config *cfg, bool server, void **ctx,
 			.ciphers12 = cfg->ciphers12,
 			.ciphers13 = cfg->ciphers13,
 			.tickets = cfg->tickets,
-			.ktls = cfg->ktls,
+			/* Asked of the kernel here, once: a backend prepares the
+			 * export only where it can be used (OpenSSL's callbacks). */
+			.ktls = cfg->ktls && (cfg->ktls_force || giong__tls_kernel_has_tls()),
 		};
 
 		cfg->build_text[role][0] = '\0';

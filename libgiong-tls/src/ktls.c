@@ -7,11 +7,15 @@
 #include <endian.h>
 #include <errno.h>
 #include <linux/tls.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <giong/net/ktls.h>
 #include <giong/tls/stream.h>
@@ -85,11 +89,54 @@ static int64_t now_s(void)
 	return (int64_t)ts.tv_sec;
 }
 
-bool giong__tls_ktls_default(void)
+enum giong__tls_ktls_mode giong__tls_ktls_default(void)
 {
 	const char *e = getenv("GIONG_TLS_KTLS");
 
-	return !(e && (!strcmp(e, "off") || !strcmp(e, "0")));
+	if (e && (!strcmp(e, "off") || !strcmp(e, "0")))
+		return GIONG__TLS_KTLS_OFF;
+	if (e && !strcmp(e, "force"))
+		return GIONG__TLS_KTLS_FORCE;
+	return GIONG__TLS_KTLS_AUTO;
+}
+
+/* One TCP_ULP "tls" on a loopback connection of our own: 0, or its -errno (ENOENT: no
+ * module). Plain system calls: asked once, when a context is built. */
+static int probe(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a = -1, r = -EIO;
+
+	if (l >= 0 && c >= 0 && !bind(l, (struct sockaddr *)&sa, sizeof(sa)) && !listen(l, 1) &&
+	    !getsockname(l, (struct sockaddr *)&sa, &sl) &&
+	    !connect(c, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    (a = accept4(l, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
+	if (a >= 0)
+		close(a);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
+	return r;
+}
+
+static atomic_bool kernel_yes;
+
+bool giong__tls_kernel_has_tls(void)
+{
+	if (atomic_load(&kernel_yes))
+		return true;
+	if (atomic_load(&no_module_until) > now_s())
+		return false;
+	if (probe() == 0) {
+		atomic_store(&kernel_yes, true);
+		return true;
+	}
+	atomic_store(&no_module_until, now_s() + NO_MODULE_RETRY_S);
+	return false;
 }
 
 int giong_tls_ktls_stats(struct giong_tls_ktls_stats *out)
@@ -149,6 +196,12 @@ void giong__tls_ktls_tx(struct giong_tls_stream *s)
 
 	if (!s->cfg->ktls || s->ktls_tx || s->out_len || s->flying_len || s->writing)
 		return;
+	if (!s->cfg->settings[s->server].ktls) {
+		/* The kernel had no TLS when the context was built: its backend did
+		 * not prepare the export (OpenSSL's callbacks cost 9 % of a handshake). */
+		atomic_fetch_add(&stat_module, 1);
+		return;
+	}
 	if (atomic_load(&no_module_until) > now_s()) {
 		atomic_fetch_add(&stat_module, 1);
 		return;

@@ -873,6 +873,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	s->be = be;
 	s->conn = (char *)s + head;
 	s->worker = w;
+	s->server = server;
 	giong__tls_config_ref(cfg); /* before the backend uses what cfg holds */
 	if (!server && server_name && cfg->tickets && !(s->server_name = strdup(server_name))) {
 		free_stream(s);

@@ -46,7 +46,8 @@ struct giong_tls_config {
 	enum giong_tls_version min_version, max_version;
 	char *ciphers12, *ciphers13;
 	bool tickets;
-	bool ktls; /* hand the records to the kernel after the handshake (ktls.c) */
+	bool ktls;       /* hand the records to the kernel after the handshake (ktls.c) */
+	bool ktls_force; /* GIONG_TLS_KTLS=force: prepare even where the kernel has no TLS */
 	uint32_t handshake_ms;
 
 	/* Built once per role by the first handshake (or _check), then
@@ -120,6 +121,7 @@ struct giong_tls_stream {
 	int broken; /* a write failed part way: every call gives -EPIPE */
 	bool shut_wr;
 	bool handshaken;
+	bool server; /* the role: cfg->settings[server] is the context's */
 	/* The kernel makes this side's records (ktls.c): writes and sends go to lower
 	 * as they are, and the library writes nothing more. */
 	bool ktls_tx;
@@ -154,8 +156,14 @@ struct giong_tls_stream {
  * failure). Internal: the tests call it (tests/tls/test_ktls_keys.c). */
 int giong__tls_export_keys(struct giong_stream *st, bool tx, struct giong_tls_keys *k);
 
-/* ktls.c: the default of giong_tls_config_ktls() (GIONG_TLS_KTLS=off: off). */
-bool giong__tls_ktls_default(void);
+/* ktls.c: the default of giong_tls_config_ktls() from GIONG_TLS_KTLS: off ("off", "0"),
+ * auto (unset, anything else: where the kernel has TLS), force (tests: the backends
+ * prepare the export even where the kernel has no TLS). */
+enum giong__tls_ktls_mode { GIONG__TLS_KTLS_OFF, GIONG__TLS_KTLS_AUTO, GIONG__TLS_KTLS_FORCE };
+enum giong__tls_ktls_mode giong__tls_ktls_default(void);
+/* ktls.c: whether this kernel takes TLS (TCP_ULP "tls" on a loopback connection, asked
+ * once; a "no" is asked again after a minute). */
+bool giong__tls_kernel_has_tls(void);
 /* ktls.c: after the handshake, with nothing of the library's left to send, hand
  * the send direction to the kernel where it can be (s->ktls_tx), else count why
  * not and stay in user space. Never fails the stream. */
