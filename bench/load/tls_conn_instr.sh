@@ -42,8 +42,10 @@ total() {
 		sleep 0.1
 	done
 	for _ in $(seq "$n"); do
-		curl -sk --tlsv1.3 --max-time 10 -o /dev/null "https://127.0.0.1:$((port + 1))/h.txt"
+		curl -sk --tlsv1.3 --max-time 10 -o /dev/null "https://127.0.0.1:$((port + 1))/h.txt" ||
+			{ echo "tls_conn_instr: a request failed (port $((port + 1)))" >&2; kill "$pid"; exit 1; }
 	done
+	kill -0 "$pid" 2>/dev/null || { echo "tls_conn_instr: the server ended early" >&2; exit 1; }
 	kill "$pid"
 	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	kill -9 "$pid" 2>/dev/null || true
