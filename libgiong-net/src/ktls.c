@@ -3,9 +3,11 @@
  * records of another type than application data. */
 #include <errno.h>
 #include <linux/tls.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <giong/net/ktls.h>
 
@@ -40,6 +42,29 @@ static bool info_fits(const void *info, size_t len)
 	default:
 		return false;
 	}
+}
+
+int giong_ktls_probe(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a = -1, r;
+
+	if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl) ||
+	    connect(c, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (a = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		r = -errno;
+	else /* TCP_ULP takes only a connected socket */
+		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
+	if (a >= 0)
+		close(a);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
+	return r;
 }
 
 /* The TCP socket beneath @st, entered (leave it with giong__net_sock_leave()). */

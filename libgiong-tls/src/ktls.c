@@ -7,15 +7,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <linux/tls.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <giong/net/ktls.h>
 #include <giong/tls/stream.h>
@@ -100,29 +96,6 @@ enum giong__tls_ktls_mode giong__tls_ktls_default(void)
 	return GIONG__TLS_KTLS_AUTO;
 }
 
-/* One TCP_ULP "tls" on a loopback connection of our own: 0, or its -errno (ENOENT: no
- * module). Plain system calls: asked once, when a context is built. */
-static int probe(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a = -1, r = -EIO;
-
-	if (l >= 0 && c >= 0 && !bind(l, (struct sockaddr *)&sa, sizeof(sa)) && !listen(l, 1) &&
-	    !getsockname(l, (struct sockaddr *)&sa, &sl) &&
-	    !connect(c, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    (a = accept4(l, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
-	if (a >= 0)
-		close(a);
-	if (c >= 0)
-		close(c);
-	if (l >= 0)
-		close(l);
-	return r;
-}
-
 static atomic_bool kernel_yes;
 
 bool giong__tls_kernel_has_tls(void)
@@ -131,7 +104,7 @@ bool giong__tls_kernel_has_tls(void)
 		return true;
 	if (atomic_load(&no_module_until) > now_s())
 		return false;
-	if (probe() == 0) {
+	if (giong_ktls_probe() == 0) {
 		atomic_store(&kernel_yes, true);
 		return true;
 	}
@@ -150,9 +123,23 @@ int giong_tls_ktls_stats(struct giong_tls_ktls_stats *out)
 	return 0;
 }
 
-/* The <linux/tls.h> structure for @k into @u: its length. The TLS 1.2 AES-GCM
- * explicit nonce starts at the sequence number and the kernel counts it up, as
- * OpenSSL's own kernel TLS does; no nonce repeats under one key. */
+/* An AES-GCM structure's fields (the 128- and 256-bit ones differ only in the key's
+ * length): the key, the 4-byte salt, the 8-byte IV the nonce starts from (TLS 1.3: the
+ * static IV's last 8 bytes; TLS 1.2: the explicit nonce, from the sequence number, which
+ * the kernel counts up, as OpenSSL's own kernel TLS does: no nonce repeats under one key)
+ * and the sequence number, big-endian. */
+static void gcm(const struct giong_tls_keys *k, unsigned char *key, unsigned char *salt,
+		unsigned char *iv, unsigned char *rec_seq)
+{
+	uint64_t seq = htobe64(k->seq);
+
+	memcpy(key, k->key, k->key_len);
+	memcpy(salt, k->iv, 4);
+	memcpy(iv, k->version == GIONG_TLS_KEYS_1_3 ? k->iv + 4 : (const unsigned char *)&seq, 8);
+	memcpy(rec_seq, &seq, 8);
+}
+
+/* The <linux/tls.h> structure for @k into @u: its length. */
 static size_t crypto_info(const struct giong_tls_keys *k, union giong__tls_crypto_info *u)
 {
 	uint64_t seq = htobe64(k->seq);
@@ -162,22 +149,10 @@ static size_t crypto_info(const struct giong_tls_keys *k, union giong__tls_crypt
 	u->info.cipher_type = k->cipher;
 	switch (k->cipher) {
 	case GIONG_TLS_KEYS_AES_GCM_128:
-		memcpy(u->gcm128.key, k->key, 16);
-		memcpy(u->gcm128.salt, k->iv, 4);
-		if (k->version == GIONG_TLS_KEYS_1_3)
-			memcpy(u->gcm128.iv, k->iv + 4, 8);
-		else
-			memcpy(u->gcm128.iv, &seq, 8);
-		memcpy(u->gcm128.rec_seq, &seq, 8);
+		gcm(k, u->gcm128.key, u->gcm128.salt, u->gcm128.iv, u->gcm128.rec_seq);
 		return sizeof(u->gcm128);
 	case GIONG_TLS_KEYS_AES_GCM_256:
-		memcpy(u->gcm256.key, k->key, 32);
-		memcpy(u->gcm256.salt, k->iv, 4);
-		if (k->version == GIONG_TLS_KEYS_1_3)
-			memcpy(u->gcm256.iv, k->iv + 4, 8);
-		else
-			memcpy(u->gcm256.iv, &seq, 8);
-		memcpy(u->gcm256.rec_seq, &seq, 8);
+		gcm(k, u->gcm256.key, u->gcm256.salt, u->gcm256.iv, u->gcm256.rec_seq);
 		return sizeof(u->gcm256);
 	default: /* ChaCha20-Poly1305: the 12-byte IV the nonce is XORed with */
 		memcpy(u->chacha.key, k->key, 32);

@@ -42,26 +42,6 @@ static struct tls12_crypto_info_aes_gcm_128 keys(void)
 	return k; /* rec_seq 0 */
 }
 
-/* Whether this kernel has TLS: a probe on a fresh TCP pair (TCP_ULP needs a connected
- * socket). 0 yes, or the -errno of TCP_ULP (ENOENT: no module). */
-static int kernel_tls(void)
-{
-	int port = 0, l = nt_plain_bind(0, 1, &port), c, a, r = -EIO;
-
-	if (l < 0)
-		return l;
-	c = nt_plain_connect(port, 0);
-	a = c >= 0 ? accept(l, NULL, NULL) : -1;
-	if (a >= 0)
-		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
-	if (a >= 0)
-		close(a);
-	if (c >= 0)
-		close(c);
-	close(l);
-	return r;
-}
-
 /* ------------------------------------------------------------ arguments */
 
 static void arguments_main(unsigned w, void *arg)
@@ -148,7 +128,7 @@ static void refused_main(unsigned w, void *arg)
 static void test_refusal_stays_plain(void **state)
 {
 	struct giong_config cfg = gt_config(1);
-	int has = kernel_tls();
+	int has = giong_ktls_probe();
 
 	(void)state;
 	gt_run(&cfg, refused_main, &has, NULL);
@@ -286,7 +266,7 @@ out:
 static void test_records(void **state)
 {
 	struct giong_config cfg = gt_config(1);
-	int has = kernel_tls();
+	int has = giong_ktls_probe();
 
 	(void)state;
 	if (has) {

@@ -22,31 +22,10 @@
 
 #define EACH (4u << 20)
 
-/* Whether this kernel has TLS: TCP_ULP on a connected TCP socket (0, or its -errno). */
-static int kernel_tls(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), a = -1;
-	int r = -EIO;
-
-	if (l >= 0 && c >= 0 && !bind(l, (struct sockaddr *)&sa, sizeof(sa)) && !listen(l, 1) &&
-	    !getsockname(l, (struct sockaddr *)&sa, &sl) &&
-	    !connect(c, (struct sockaddr *)&sa, sizeof(sa)) && (a = accept(l, NULL, NULL)) >= 0)
-		r = setsockopt(a, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ? -errno : 0;
-	if (a >= 0)
-		close(a);
-	if (c >= 0)
-		close(c);
-	if (l >= 0)
-		close(l);
-	return r;
-}
-
 struct kt {
 	enum giong_tls_version v;
 	bool on; /* giong_tls_config_ktls() */
-	int has; /* kernel_tls() */
+	int has; /* giong_ktls_probe() */
 	struct giong_tls_ktls_stats before, after;
 };
 
@@ -205,7 +184,7 @@ out:
 static void run(enum giong_tls_version v, bool on)
 {
 	struct giong_config cfg = gt_config(1);
-	struct kt k = {.v = v, .on = on, .has = kernel_tls()};
+	struct kt k = {.v = v, .on = on, .has = giong_ktls_probe()};
 
 	gt_run(&cfg, ktls_main, &k, NULL);
 	if (!on) {

@@ -36,6 +36,15 @@ enum giong_ktls_dir {
 };
 
 /*
+ * giong_ktls_probe() - whether this kernel takes TLS on a TCP socket: TCP_ULP "tls" on a
+ * loopback connection made and closed for the question (plain system calls, no worker
+ * needed; as root the kernel may load the module to answer). Returns 0 when it does, else
+ * the -errno of the first call that failed (-ENOENT: no `tls` module, or a kernel without
+ * CONFIG_TLS). Any thread.
+ */
+GIONG_API int giong_ktls_probe(void);
+
+/*
  * giong_stream_ktls_start() - hand direction @dir of the TCP socket beneath @s (the first
  * socket stream down the stack) to kernel TLS, from its next record on.
  * @info, @len: that direction's struct tls12_crypto_info_aes_gcm_128 (_256,
