@@ -27,7 +27,7 @@
 #include <giong/net/ktls.h>
 #include <giong/tls/stream.h>
 
-#define ERRTEXT_LEN 160
+#define ERRTEXT_LEN GIONG__TLS_ERRTEXT
 /* Stack kept free beyond what a backend's handshake was measured to use. */
 #define STACK_MARGIN (8u * 1024)
 /* Plaintext pieces below this are gathered into one record, not one each. */
@@ -57,6 +57,7 @@ static void free_stream(struct giong_tls_stream *s)
 	free(s->stage);
 	free(s->errtext);
 	free(s->server_name);
+	free(s->kept_alpn);
 	free(s);
 }
 
@@ -102,7 +103,7 @@ static int failed(struct giong_tls_stream *s, int err)
 {
 	if (err == GIONG_TLS_WANT_READ)
 		err = GIONG_ETLS; /* a backend that wants to read in write: a bug */
-	if (s->be->error_text && (s->errtext || (s->errtext = malloc(ERRTEXT_LEN)))) {
+	if (s->conn && s->be->error_text && (s->errtext || (s->errtext = malloc(ERRTEXT_LEN)))) {
 		s->errtext[0] = '\0';
 		s->be->error_text(s->conn, err, s->errtext, ERRTEXT_LEN);
 		s->errtext[ERRTEXT_LEN - 1] = '\0';
@@ -159,28 +160,72 @@ static void handshake_failed(struct giong_tls_stream *s, int err)
 		}                                                                                  \
 	}
 
-/* One read of decrypted bytes into @buf; the common part of recv and read. */
-static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
+/* Take the read lock: 0, or -errno (the stream may be closed then). */
+static int read_lock(struct giong_tls_stream *s)
 {
-	ssize_t r;
-
 	while (s->reading) {
-		r = giong_waitq_wait(&s->read_q, 0);
+		int r = giong_waitq_wait(&s->read_q, 0);
+
 		if (r < 0)
 			return r;
 		if (s->closed)
 			return -EBADF;
 	}
-	if (s->broken)
-		return -EPIPE;
-	if (s->peer_closed)
-		return 0;
 	s->reading = true;
-	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS, s->be->read(s->conn, buf, len)));
-	if (s->closed)
-		return -EBADF;
+	return 0;
+}
+
+static void read_unlock(struct giong_tls_stream *s)
+{
 	s->reading = false;
 	giong_waitq_wake_one(&s->read_q, 0);
+}
+
+/* Under kernel TLS receive: lower's plaintext as it is, into @buf or (@ret) a buffer. */
+static ssize_t ktls_read_plain(struct giong_tls_stream *s, void *buf, size_t len,
+			       struct giong_recvbuf **ret)
+{
+	ssize_t r;
+
+	if ((r = read_lock(s)))
+		return r;
+	r = giong__tls_ktls_read(s, buf, len, ret);
+	if (s->closed) {
+		if (ret) {
+			giong_recvbuf_release(*ret);
+			*ret = NULL;
+		}
+		return -EBADF;
+	}
+	read_unlock(s);
+	return r;
+}
+
+/* One read of decrypted bytes into @buf; the common part of recv and read. */
+static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
+{
+	ssize_t r;
+
+	if (s->broken)
+		return -EPIPE;
+	if (s->ktls_rx)
+		return ktls_read_plain(s, buf, len, NULL);
+	if (s->peer_closed)
+		return 0;
+	if ((r = read_lock(s)))
+		return r;
+	if (s->ktls_rx) { /* handed over while we waited for the lock */
+		read_unlock(s);
+		return ktls_read_plain(s, buf, len, NULL);
+	}
+	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS, s->be->read(s->conn, buf, len)));
+	/* At a record boundary with nothing held, the receive may go to the
+	 * kernel (after the send direction): tried after each read until it does. */
+	if (r > 0 && s->ktls_tx && !s->ktls_rx && !s->closed)
+		giong__tls_ktls_rx(s);
+	if (s->closed)
+		return -EBADF;
+	read_unlock(s);
 	if (r == 0) {
 		s->peer_closed = true;
 		return 0;
@@ -225,6 +270,11 @@ static ssize_t tls_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 	*ret = NULL;
 	if ((r = enter(s)))
 		return r;
+	if (s->ktls_rx) { /* the kernel's plaintext buffer, as lower gave it */
+		r = s->broken ? -EPIPE : ktls_read_plain(s, NULL, 0, ret);
+		leave(s);
+		return r;
+	}
 	if ((r = giong_recvbuf_alloc(recv_size(s), &b)) == 0) {
 		void *tail = giong_recvbuf_tail(b, &room);
 
@@ -645,7 +695,7 @@ static void lower_readable(struct giong_stream *lower, void *ctx)
 static bool ready(struct giong_tls_stream *s)
 {
 	return s->held || s->lower_eof || s->lower_err || s->peer_closed ||
-	       (s->be->pending && s->be->pending(s->conn));
+	       (s->conn && s->be->pending && s->be->pending(s->conn));
 }
 
 static int park(struct giong_tls_stream *s);
@@ -708,7 +758,7 @@ static int park(struct giong_tls_stream *s)
 			s->flying_cap = 0;
 		}
 	}
-	if (s->be->idle)
+	if (s->conn && s->be->idle)
 		s->be->idle(s->conn);
 	giong__tls_held_release(s); /* nothing held (ready() said so); for clarity */
 	r = giong_stream_on_readable(s->base.lower, lower_readable, s);
@@ -927,6 +977,7 @@ static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, b
 	s->handshaken = true;
 	giong__tls_held_settle(s); /* the records after the last flight, if any */
 	giong__tls_ktls_tx(s);
+	giong__tls_ktls_rx(s); /* if nothing came after the last flight */
 	*ret = &s->base;
 	return 0;
 }
@@ -967,7 +1018,10 @@ const char *giong_tls_alpn(const struct giong_stream *st, size_t *len)
 	const char *p = NULL;
 	size_t l = 0;
 
-	if (s && s->be->alpn && s->be->alpn(s->conn, &p, &l) != 0) {
+	if (s && s->kept_alpn) { /* kernel TLS: the backend's object may be gone */
+		p = s->kept_alpn;
+		l = s->kept_alpn_len;
+	} else if (s && s->conn && s->be->alpn && s->be->alpn(s->conn, &p, &l) != 0) {
 		p = NULL;
 		l = 0;
 	}
@@ -980,6 +1034,8 @@ const char *giong_tls_version(const struct giong_stream *st)
 {
 	const struct giong_tls_stream *s = tls_of(st);
 
+	if (s && !s->conn)
+		return s->kept_version; /* both directions in the kernel */
 	return s && s->be->version ? s->be->version(s->conn) : NULL;
 }
 
@@ -987,6 +1043,8 @@ const char *giong_tls_cipher(const struct giong_stream *st)
 {
 	const struct giong_tls_stream *s = tls_of(st);
 
+	if (s && !s->conn)
+		return s->kept_cipher;
 	return s && s->be->cipher ? s->be->cipher(s->conn) : NULL;
 }
 
@@ -996,6 +1054,8 @@ int giong_tls_resumed(const struct giong_stream *st)
 
 	if (!s)
 		return -EINVAL;
+	if (!s->conn)
+		return s->kept_resumed;
 	return s->be->resumed && s->be->resumed(s->conn) ? 1 : 0;
 }
 

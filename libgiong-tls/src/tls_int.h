@@ -27,6 +27,8 @@
 #define GIONG__TLS_SESSION_MAX 8192
 /* The largest TLS plaintext record (RFC 8446 5.1): one recv's buffer. */
 #define GIONG__TLS_RECORD 16384u
+/* The size of a stream's error text (giong_tls_last_error()). */
+#define GIONG__TLS_ERRTEXT 160
 
 struct giong_tls_config {
 	atomic_uint refs; /* the caller's, plus one per stream */
@@ -125,6 +127,21 @@ struct giong_tls_stream {
 	/* The kernel makes this side's records (ktls.c): writes and sends go to lower
 	 * as they are, and the library writes nothing more. */
 	bool ktls_tx;
+	/* The kernel reads the peer's records (ktls.c): reads take lower's plaintext as
+	 * it is. Handed over after the send direction, at a record boundary; until
+	 * then tried after each read (ktls_rx_tries counts the times bytes came in
+	 * meanwhile), unless ktls_rx_off says it will not be. */
+	bool ktls_rx, ktls_rx_off;
+	uint8_t ktls_rx_tries;
+	bool ticket_seen; /* a client: a session from the server arrived (io.c) */
+	/* Once both directions are in the kernel the backend's object is freed
+	 * (conn NULL): what the questions answer after that, kept before. ALPN's
+	 * copy is made at the hand-over of the send direction, so that a name
+	 * handed out before the free stays valid until the stream is closed. */
+	const char *kept_version, *kept_cipher;
+	bool kept_resumed;
+	char *kept_alpn;
+	size_t kept_alpn_len;
 
 	/* Lifetime: tasks inside a call, and operations in flight (a deferred
 	 * readable notice, a send), keep the struct after close. */
@@ -168,6 +185,17 @@ bool giong__tls_kernel_has_tls(void);
  * the send direction to the kernel where it can be (s->ktls_tx), else count why
  * not and stay in user space. Never fails the stream. */
 void giong__tls_ktls_tx(struct giong_tls_stream *s);
+/* ktls.c: at a record boundary of the peer's records, with nothing of them held,
+ * hand the receive direction to the kernel where it can be (s->ktls_rx; after the
+ * send direction only), and free the backend's object once both are there. May
+ * park (the socket's receive ahead is stopped for it); never fails the stream. */
+void giong__tls_ktls_rx(struct giong_tls_stream *s);
+/* ktls.c: one read under kernel TLS receive: lower's plaintext into @buf, or with
+ * @ret a buffer of it. Records of other types are handled on the way (close_notify:
+ * 0; an alert: GIONG_ETLS_ALERT; a ticket: skipped; a key update: GIONG_ETLS).
+ * The read lock is held. */
+ssize_t giong__tls_ktls_read(struct giong_tls_stream *s, void *buf, size_t len,
+			     struct giong_recvbuf **ret);
 
 /* io.c: ciphertext in and out (all with the stream's busy count held). */
 /* Receive from lower into s->held (parks). 0: something to pull (bytes, or
