@@ -164,6 +164,49 @@ struct giong_tls_stream {
 	char *server_name; /* a client's, for its session cache entry (or NULL) */
 };
 
+/* stream.c: the stream's operations; the stream @st is, or NULL if @st is no TLS stream. */
+extern const struct giong_stream_ops giong__tls_ops;
+static inline const struct giong_tls_stream *giong__tls_of(const struct giong_stream *st)
+{
+	return st && st->ops == &giong__tls_ops ? (const struct giong_tls_stream *)st : NULL;
+}
+/* stream.c: free @s and everything it holds (the backend's object if it has one). */
+void giong__tls_free_stream(struct giong_tls_stream *s);
+/* stream.c: keep the backend's words for @err (its error queue does not last); @err. */
+int giong__tls_failed(struct giong_tls_stream *s, int err);
+/* A GIONG_ETLS* code: the backend has words for it. */
+static inline bool giong__tls_error(ssize_t r)
+{
+	return r <= GIONG_ETLS && r > -4095;
+}
+/* handshake.c: the words of the calling worker's last failed handshake, whose stream
+ * is gone (giong_tls_last_error(NULL)). */
+extern _Thread_local char giong__tls_handshake_text[GIONG__TLS_ERRTEXT];
+
+/* One step of the TLS library: @call; GIONG_FAULTS: or, when the plan says
+ * so, @err (the code the backends give for a library error) without
+ * calling the library. */
+#define TLS_STEP(err, call) (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_TLS)) ? (err) : (call))
+
+/* Run @op until it no longer wants to read; parks in lower in between. */
+#define RUN_BACKEND(s, r, call)                                                                    \
+	for (;;) {                                                                                 \
+		(r) = (call);                                                                      \
+		if ((r) != GIONG_TLS_WANT_READ)                                                    \
+			break;                                                                     \
+		if ((s)->held || (s)->lower_eof || (s)->lower_err) {                               \
+			(r) = GIONG_ETLS; /* wants more, but has not taken all: a bug */           \
+			break;                                                                     \
+		}                                                                                  \
+		int fr_ = giong__tls_flush(s);                                                     \
+		if (fr_ == 0)                                                                      \
+			fr_ = giong__tls_fill(s);                                                  \
+		if (fr_) {                                                                         \
+			(r) = fr_;                                                                 \
+			break;                                                                     \
+		}                                                                                  \
+	}
+
 /* ktls.c: the kernel TLS material of direction @tx of TLS stream @st, from its
  * backend's export_keys (struct giong_tls_backend), checked for what
  * <linux/tls.h> can take. Returns 0 and *@k (the caller wipes it); -EINVAL: not
