@@ -338,6 +338,18 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* The receive direction to the kernel; again while a fault plan's full ring refuses
+ * the cancel of the receive ahead (-EBUSY: nothing changed). */
+static int start_rx(struct giong_stream *s, const struct tls12_crypto_info_aes_gcm_128 *k)
+{
+	int r, tries = 0;
+
+	while ((r = giong_stream_ktls_start(s, GIONG_KTLS_RX, k, sizeof(*k))) == -EBUSY &&
+	       ++tries < 100)
+		giong_yield();
+	return r;
+}
+
 static void receive_main(unsigned w, void *arg)
 {
 	struct tls12_crypto_info_aes_gcm_128 k = keys();
@@ -356,15 +368,19 @@ static void receive_main(unsigned w, void *arg)
 	nt_fill(11, 0, out, TOTAL);
 	wr.fd = giong_stream_fd(c);
 	wr.out = out;
-	/* Bytes received ahead of any reader are the library's: no hand-over yet. */
 	gt_check_int_equal(write(wr.fd, "x", 1), 1);
 	gt_check_int_equal(giong_stream_recv(s, &b), 1); /* arms the receive ahead */
 	giong_recvbuf_release(b);
+#ifndef GIONG_FAULTS
+	/* Bytes received ahead of any reader are the library's: no hand-over yet. (A
+	 * fault plan may end the receive ahead and leave it unarmed: "y" would then
+	 * wait in the socket, and be the kernel's.) */
 	gt_check_int_equal(write(wr.fd, "y", 1), 1);
 	gt_check_int_equal(giong_sleep_ms(50), 0); /* "y" is queued by now */
 	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), -EAGAIN);
 	gt_check_int_equal(giong_stream_read(s, rec, sizeof(rec)), 1);
-	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), 0);
+#endif
+	gt_check_int_equal(start_rx(s, &k), 0);
 	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), -EALREADY);
 	if (!gt_check_int_equal(pthread_create(&t, NULL, writer_main, &wr), 0))
 		goto close;

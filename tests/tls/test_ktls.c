@@ -204,9 +204,16 @@ static void run(enum giong_tls_version v, bool on)
 		assert_memory_equal(&k.before, &k.after, sizeof(k.before));
 	} else if (k.has == 0) {
 		assert_int_equal(k.after.tx - k.before.tx, 2); /* server and client */
+#ifdef GIONG_FAULTS
+		/* A fault plan's full ring may put the receive's hand-over off past its
+		 * tries while 4 MiB come in: in the kernel or counted, then. */
+		assert_int_equal(
+			k.after.rx + k.after.rx_fallback - k.before.rx - k.before.rx_fallback, 2);
+#else
 		assert_int_equal(k.after.rx - k.before.rx, 2);
 		assert_int_equal(k.after.released - k.before.released, 2);
 		assert_int_equal(k.after.rx_fallback, k.before.rx_fallback);
+#endif
 	} else {
 		fprintf(stderr, "the kernel lacks TLS (TCP_ULP tls: %s): user space, counted\n",
 			strerror(-k.has));
@@ -259,16 +266,25 @@ static void record_then(struct giong_tls_config *srv, struct giong_tls_config *c
 			const char *rec, size_t len, ssize_t want, const char *words)
 {
 	struct giong_stream *server, *client;
+	struct giong_tls_ktls_stats a, b;
 	char buf[8];
 
+	giong_tls_ktls_stats(&a);
 	if (!gt_check_int_equal(tls_tcp_pair(srv, cli, &server, &client), 0))
 		return;
-	/* Each side's first read hands its receive over, if the handshake did not (a
-	 * TLS 1.3 client's once the server's ticket came): make sure both have. */
-	gt_check_int_equal(giong_stream_write_all(server, "hi", 2), 2);
-	gt_check_int_equal(giong_stream_read(client, buf, 2), 2);
-	gt_check_int_equal(giong_stream_write_all(client, "go", 2), 2);
-	gt_check_int_equal(giong_stream_read(server, buf, 2), 2);
+	/* Each side's reads hand its receive over, if the handshake did not (a TLS 1.3
+	 * client's once the server's ticket came); a fault plan's full ring may put a
+	 * hand-over off to the next read: exchange until both have. */
+	for (int i = 0; i < 16; i++) {
+		gt_check_int_equal(giong_stream_write_all(server, "hi", 2), 2);
+		gt_check_int_equal(giong_stream_read(client, buf, 2), 2);
+		gt_check_int_equal(giong_stream_write_all(client, "go", 2), 2);
+		gt_check_int_equal(giong_stream_read(server, buf, 2), 2);
+		giong_tls_ktls_stats(&b);
+		if (b.rx - a.rx == 2)
+			break;
+	}
+	gt_check_int_equal(b.rx - a.rx, 2);
 	gt_check_int_equal(giong_stream_ktls_send_record(client, type, rec, len), (ssize_t)len);
 	gt_check_int_equal(giong_stream_write_all(client, "ok", 2), 2);
 	gt_check_int_equal(giong_stream_read(server, buf, sizeof(buf)), want);
