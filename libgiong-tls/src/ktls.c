@@ -271,17 +271,22 @@ static void release_backend(struct giong_tls_stream *s)
 	atomic_fetch_add(&stat_released, 1);
 }
 
+/* Whether the connection is TLS 1.3 (after the handshake: the backend's answer, or the
+ * one kept when its object was freed). */
+static bool is_tls13(struct giong_tls_stream *s)
+{
+	const char *v =
+		s->conn ? (s->be->version ? s->be->version(s->conn) : NULL) : s->kept_version;
+
+	return v && !strcmp(v, "TLSv1.3");
+}
+
 /* A TLS 1.3 client that resumes waits for the server's ticket before it gives the
  * receive direction away: under kernel TLS a ticket is a record the library never
  * sees. Without resumption (no tickets, a server) nothing waits. */
 static bool waits_for_ticket(struct giong_tls_stream *s)
 {
-	const char *v;
-
-	if (s->server || !s->server_name || s->ticket_seen)
-		return false;
-	v = s->be->version ? s->be->version(s->conn) : NULL;
-	return v && !strcmp(v, "TLSv1.3");
+	return !s->server && s->server_name && !s->ticket_seen && is_tls13(s);
 }
 
 void giong__tls_ktls_rx(struct giong_tls_stream *s)
@@ -342,6 +347,8 @@ static int control_record(struct giong_tls_stream *s)
 		if (n >= 2 && rec[1] == 0) {
 			s->peer_closed = true; /* close_notify */
 			r = 0;
+		} else if (n >= 2 && rec[0] == 1 && !is_tls13(s)) {
+			r = 1; /* TLS 1.2's warnings (no_renegotiation...) end nothing */
 		} else {
 			r = rx_failed(s, GIONG_ETLS_ALERT, "the peer sent TLS alert %u (level %u)",
 				      n >= 2 ? rec[1] : 0, rec[0]);
@@ -352,6 +359,16 @@ static int control_record(struct giong_tls_stream *s)
 		     i += 4 + (rec[i + 1] << 16 | rec[i + 2] << 8 | rec[i + 3])) {
 			if (rec[i] == 4) /* NewSessionTicket: for the library, which is gone */
 				continue;
+			if (((rec[i] == 1 && s->server) || (rec[i] == 0 && !s->server)) &&
+			    !is_tls13(s)) {
+				/* A TLS 1.2 renegotiation asked (ClientHello) or offered
+				 * (HelloRequest): refused as the libraries refuse it, with
+				 * a warning no_renegotiation alert (RFC 5246 7.2.2), and
+				 * the connection goes on. */
+				(void)giong_stream_ktls_send_record(s->base.lower, 21, "\x01\x64",
+								    2);
+				continue;
+			}
 			if (rec[i] == 24) {
 				atomic_fetch_add(&stat_key_update, 1);
 				r = rx_failed(
