@@ -7,7 +7,8 @@
 # the socket and the kernel seals it); then --metrics: where the kernel has TLS (the `tls`
 # module: /proc/net/tls_stat), giong_tls_ktls_tx_total, _rx_total and _released_total count
 # each connection (its second request came through the kernel's receive); where it has
-# none, giong_tls_ktls_fallback_total{reason="module"} does. Label ktls: the 6.1 guest runs it.
+# none, giong_tls_ktls_fallback_total{reason="module"} does; with GIONG_TLS_KTLS=off, nothing
+# counts. Label ktls: the 6.1 guest runs it.
 # KTLS_MIB in the environment overrides MIB (the 1 GiB run of bench/results/https.md).
 # Prints one "ok:" or "FAIL:" line a check; exits 1 on a failure. Every wait is bounded;
 # servers are stopped by their PID.
@@ -36,6 +37,9 @@ sh "$here/../tls/make-certs.sh" "$work/certs" >/dev/null 2>&1 || fatal "tests/tl
 head -c $((mib << 20)) /dev/urandom >"$root/big.bin"
 kernel_tls=0
 [ -r /proc/net/tls_stat ] && kernel_tls=1
+# GIONG_TLS_KTLS=off (the suite run with kernel TLS off): nothing is tried, nothing counted.
+ktls_off=0
+case ${GIONG_TLS_KTLS:-} in off | 0) ktls_off=1 ;; esac
 
 # metric NAME - the value of the sample NAME (labels included) in $R/m.b, or empty
 metric() {
@@ -69,7 +73,10 @@ for b in "${backends[@]}"; do
 	module=$(metric 'giong_tls_ktls_fallback_total{reason="module"}')
 	rx=$(metric giong_tls_ktls_rx_total)
 	released=$(metric giong_tls_ktls_released_total)
-	if [ "$kernel_tls" = 1 ]; then
+	if [ "$ktls_off" = 1 ]; then
+		[ "${tx:-x}" = 0 ] || no "giong_tls_ktls_tx_total is '$tx' with GIONG_TLS_KTLS=off"
+		[ "${module:-x}" = 0 ] || no "a fallback counted with GIONG_TLS_KTLS=off: '$module'"
+	elif [ "$kernel_tls" = 1 ]; then
 		[ "${tx:-0}" -ge 2 ] || no "giong_tls_ktls_tx_total is '$tx', not 2 or more"
 		# The receive direction too: the second request of each connection came
 		# through the kernel, and the TLS library's object was freed.
