@@ -13,6 +13,8 @@
  *  - where it has none (this machine), the same exchange runs in user space, the fallback
  *    is counted (fallback_module), and the splice question has no answer;
  *  - with giong_tls_config_ktls(cfg, false), nothing is handed over and no count moves;
+ *  - a suite the export does not describe (TLS 1.3 AES-128-CCM) stays in user space and
+ *    works, counted as fallback_cipher (where the kernel has no TLS: fallback_module);
  *  - in the guest, records of other types sent by the peer through its own kernel TLS
  *    (giong_stream_ktls_send_record()) reach a server whose receive is in the kernel: a
  *    ticket is skipped and data after it arrives, and so does a TLS 1.2 renegotiation
@@ -376,6 +378,61 @@ static void test_peer12(void **state)
 	run_peer(GIONG_TLS_1_2);
 }
 
+/* --- a suite the kernel is not given ------------------------------------------------------ */
+
+struct cf {
+	struct giong_tls_ktls_stats before, after;
+	bool ok;
+};
+
+/* TLS 1.3 with AES-128-CCM, which both libraries have and the export does not describe
+ * (Linux takes CCM only from 5.2 and not for every version: left to user space). */
+static void cipher_main(unsigned w, void *arg)
+{
+	struct cf *c = arg;
+	bool wolf = !strcmp(tt_backend()->name, "wolfssl");
+	const char *ccm = wolf ? "TLS13-AES128-CCM-SHA256" : "TLS_AES_128_CCM_SHA256";
+	struct giong_tls_config *srv = tt_server("server", NULL), *cli = tt_client(NULL);
+	struct giong_stream *server, *client;
+	char buf[2];
+	(void)w;
+
+	for (int i = 0; i < 2; i++) {
+		struct giong_tls_config *cfg = i ? cli : srv;
+
+		gt_check_int_equal(giong_tls_config_versions(cfg, GIONG_TLS_1_3, GIONG_TLS_1_3), 0);
+		gt_check_int_equal(giong_tls_config_ciphers(cfg, NULL, ccm), 0);
+		gt_check_int_equal(giong_tls_config_ktls(cfg, true), 0);
+	}
+	giong_tls_ktls_stats(&c->before);
+	if (gt_check_int_equal(tls_tcp_pair(srv, cli, &server, &client), 0)) {
+		gt_check_int_equal(giong_stream_write_all(server, "hi", 2), 2);
+		c->ok = giong_stream_read(client, buf, 2) == 2 && !memcmp(buf, "hi", 2);
+		gt_check_int_equal(giong_stream_write_all(client, "yo", 2), 2);
+		c->ok = c->ok && giong_stream_read(server, buf, 2) == 2 && !memcmp(buf, "yo", 2);
+		giong_stream_close(server);
+		giong_stream_close(client);
+	}
+	giong_tls_ktls_stats(&c->after);
+	giong_tls_config_free(srv);
+	giong_tls_config_free(cli);
+}
+
+static void test_cipher_fallback(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+	struct cf c = {0};
+
+	(void)state;
+	gt_run(&cfg, cipher_main, &c, NULL);
+	assert_true(c.ok); /* in user space, both ways */
+	assert_int_equal(c.after.tx, c.before.tx);
+	if (giong_ktls_probe() == 0) /* the kernel has TLS: the suite is why not */
+		assert_int_equal(c.after.fallback_cipher - c.before.fallback_cipher, 2);
+	else
+		assert_int_equal(c.after.fallback_module - c.before.fallback_module, 2);
+}
+
 /* The switch: NULL refused, and like every setting it is frozen by the first use. */
 static void test_switch(void **state)
 {
@@ -396,9 +453,10 @@ static void test_switch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_switch), cmocka_unit_test(test_tls13),
-		cmocka_unit_test(test_tls12),  cmocka_unit_test(test_off),
-		cmocka_unit_test(test_peer13), cmocka_unit_test(test_peer12),
+		cmocka_unit_test(test_switch),          cmocka_unit_test(test_tls13),
+		cmocka_unit_test(test_tls12),           cmocka_unit_test(test_off),
+		cmocka_unit_test(test_cipher_fallback), cmocka_unit_test(test_peer13),
+		cmocka_unit_test(test_peer12),
 	};
 
 	gt_require_runtime();
