@@ -2,6 +2,7 @@
 /* ktls.c - kernel TLS on a TCP socket stream (giong/net/ktls.h): the set-up, and the
  * records of another type than application data. */
 #include <errno.h>
+#include <limits.h>
 #include <linux/tls.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -83,42 +84,77 @@ static int tcp_beneath(struct giong_stream *st, struct giong__sock **ret)
 	return 0;
 }
 
+/* Attach the `tls` ULP to @fd once, then set direction @opt (TLS_TX, TLS_RX). */
+static int set_crypto(struct giong__sock *s, int fd, int opt, const void *info, size_t len)
+{
+	static const char ulp[] = "tls";
+
+	if (!s->ktls_ulp) {
+		if (setsockopt(fd, SOL_TCP, TCP_ULP, ulp, sizeof(ulp)) < 0)
+			return -errno; /* ENOENT: no tls module; ENOPROTOOPT: no ULP at all */
+		s->ktls_ulp = true;
+	}
+	/* On failure the ULP stays attached in its base mode, where the socket is
+	 * plain TCP (and a later direction may still be set): TLS goes on in user
+	 * space over it. */
+	return setsockopt(fd, SOL_TLS, opt, info, (socklen_t)len) < 0 ? -errno : 0;
+}
+
+/*
+ * The receive direction. Every byte the socket has received so far must have gone
+ * to the TLS library, and the kernel must start at the record after them: so the
+ * multishot receive, which takes bytes ahead of any reader, is stopped first, and
+ * if it took some meanwhile the hand-over waits (-EAGAIN: the caller gives them to
+ * the library and asks again at its next record boundary).
+ */
+static int rx_start(struct giong__sock *s, int fd, const void *info, size_t len)
+{
+	struct giong__rxq *q = &s->rxq;
+	int r;
+
+	if (s->ktls_rx)
+		return -EALREADY;
+	if (q->count || q->eof || q->err || q->hold)
+		return -EAGAIN;
+	if ((r = giong__net_rxq_quiesce(q)))
+		return r;
+	if (q->count || q->eof || q->err) {
+		r = -EAGAIN; /* arrived before the multishot ended: the library's */
+	} else if ((r = set_crypto(s, fd, TLS_RX, info, len)) == 0) {
+		s->ktls_rx = true;
+		q->ktls = true;
+	}
+	giong__net_rxq_unhold(q);
+	return r;
+}
+
 int giong_stream_ktls_start(struct giong_stream *st, enum giong_ktls_dir dir, const void *info,
 			    size_t len)
 {
-	static const char ulp[] = "tls";
 	struct giong__sock *s;
 	int fd, r;
 
 	if (!st || !info || (dir != GIONG_KTLS_TX && dir != GIONG_KTLS_RX) || !info_fits(info, len))
 		return -EINVAL;
-	if (dir == GIONG_KTLS_RX)
-		return -EOPNOTSUPP; /* the receive side is issue 29's next step */
 	/* A direct socket gets its descriptor first: setsockopt needs one. */
 	if ((fd = giong_stream_fd_install(st)) < 0)
 		return fd;
 	if ((r = tcp_beneath(st, &s)))
 		return r;
-	if (s->ktls_tx) {
+	if (dir == GIONG_KTLS_RX)
+		r = rx_start(s, fd, info, len);
+	else if (s->ktls_tx)
 		r = -EALREADY;
-	} else if (s->writing) {
+	else if (s->writing)
 		r = -EBUSY; /* bytes of the library's records may still be on their way */
-	} else if (setsockopt(fd, SOL_TCP, TCP_ULP, ulp, sizeof(ulp)) < 0) {
-		r = -errno; /* ENOENT: no tls module; ENOPROTOOPT: no ULP at all */
-	} else if (setsockopt(fd, SOL_TLS, TLS_TX, info, (socklen_t)len) < 0) {
-		/* The ULP stays attached in its base mode, where the socket is
-		 * plain TCP: TLS goes on in user space over it. */
-		r = -errno;
-	} else {
+	else if ((r = set_crypto(s, fd, TLS_TX, info, len)) == 0)
 		s->ktls_tx = true;
-		r = 0;
-	}
 	giong__net_sock_leave(s);
 	return r;
 }
 
 /* One record of @type at @buf: @mh (its control buffer in @control) as sendmsg
- * takes it, the caller's @iov naming the bytes. */
+ * takes it (recvmsg fills it), the caller's @iov naming the bytes. */
 struct record_msg {
 	union {
 		char buf[CMSG_SPACE(sizeof(uint8_t))];
@@ -202,6 +238,60 @@ ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *st, uint8_t ty
 		n = sendmsg(s->rxq.fd, &m.mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0)
 			n = -errno;
+	}
+	giong__net_sock_leave(s);
+	return n;
+}
+
+/* The record type recvmsg gave in @mh's control message; 23 (data) without one. */
+static uint8_t record_type(struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+		if (cm->cmsg_level == SOL_TLS && cm->cmsg_type == TLS_GET_RECORD_TYPE &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(uint8_t)))
+			return *CMSG_DATA(cm);
+	return 23;
+}
+
+ssize_t giong_stream_ktls_recv_record(struct giong_stream *st, uint8_t *type, void *buf, size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct record_msg m;
+	struct giong__sock *s;
+	struct giong__rxq *q;
+	ssize_t n;
+	int r;
+
+	if (!st || !type || !buf || !len)
+		return -EINVAL;
+	if ((r = tcp_beneath(st, &s)))
+		return r;
+	q = &s->rxq;
+	if (!s->ktls_rx) {
+		n = -ENOTCONN;
+	} else if (q->armed || q->count || q->hold) {
+		n = -EAGAIN; /* the data before it first; or no such record is next */
+	} else if (!(sqe = giong_sqe())) {
+		n = -EBUSY;
+	} else {
+		record_msg(&m, 0, buf, len > INT_MAX ? INT_MAX : len);
+		/* m lives in this frame, the bytes are the caller's: lent to the
+		 * kernel until giong_io returns. */
+		io_uring_prep_recvmsg(sqe, q->fd, &m.mh, 0);
+		n = giong_io(giong__net_on_sock(s, sqe));
+		if (s->closing) {
+			n = -EBADF;
+		} else if (n >= 0) {
+			*type = record_type(&m.mh);
+			q->ctrl = false;
+			if (n == 0)
+				q->eof = true; /* the peer's FIN, after the records */
+			giong__net_rxq_arm(q);
+		} else if (n != -ETIMEDOUT && n != -ECANCELED && n != -EINTR) {
+			q->ctrl = false; /* -EBADMSG (a record that does not open): for good */
+			if (!q->err)
+				q->err = (int)n;
+		}
 	}
 	giong__net_sock_leave(s);
 	return n;

@@ -204,6 +204,12 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		 * at once (below). */
 		if (!q->closing && !q->wait_pool && giong_bufpool_notify(&q->pool_wait) == 0)
 			q->wait_pool = true;
+	} else if (res == -EIO && q->ktls && !is_dgram(q)) {
+		/* Kernel TLS: a record of another type (an alert, a ticket, a key
+		 * update) is next, kept by the kernel for a recvmsg that can take
+		 * its type. Not an error: the owner reads it, then we re-arm. */
+		q->ctrl = 1;
+		notify(q);
 	} else if (res < 0 && res != -ECANCELED && res != -EINTR) {
 		if (!q->err) /* the first error stays until it is reported */
 			q->err = res;
@@ -219,6 +225,8 @@ static void rx_cqe(void *ctx, int res, unsigned flags)
 		q->fault_nobufs = q->cancel_sent;
 	}
 	if (!q->armed) {
+		if (q->hold && !q->closing) /* giong__net_rxq_quiesce() waits for this */
+			giong_waitq_wake_one(&q->waiters, 0);
 		if (q->closing)
 			maybe_free(q); /* q (and its owner) may be gone after this */
 		else if (!q->paused && !q->wait_pool)
@@ -231,7 +239,8 @@ int giong__net_rxq_arm(struct giong__rxq *q)
 	struct io_uring_sqe *sqe;
 	int ret;
 
-	if (q->armed || q->paused || q->wait_pool || q->closing || q->eof || q->err)
+	if (q->armed || q->paused || q->wait_pool || q->closing || q->eof || q->err || q->hold ||
+	    q->ctrl)
 		return 0;
 	sqe = giong_sqe();
 	if (!sqe)
@@ -297,6 +306,8 @@ int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 
 		if (q->count)
 			return 1;
+		if (q->ctrl)
+			return -EIO; /* kernel TLS: a record of another type is next */
 		if (q->eof)
 			return 0;
 		if (q->closing)
@@ -317,6 +328,36 @@ int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags)
 		if (ret < 0)
 			return ret;
 	}
+}
+
+int giong__net_rxq_quiesce(struct giong__rxq *q)
+{
+	q->hold = 1;
+	if (q->armed && !q->cancel_sent && giong_op_cancel(q->op_id) != 0) {
+		q->hold = 0;
+		return -EBUSY;
+	}
+	q->cancel_sent = q->armed;
+	while (q->armed) {
+		/* Woken by the arrivals before the end too: look again. */
+		int r = giong_waitq_wait(&q->waiters, 0);
+
+		if (q->closing)
+			return -EBADF;
+		if (r < 0) {
+			/* The multishot's end (cancelled) re-arms it without hold. */
+			q->hold = 0;
+			return r;
+		}
+	}
+	return 0;
+}
+
+void giong__net_rxq_unhold(struct giong__rxq *q)
+{
+	q->hold = 0;
+	if (!q->closing)
+		(void)giong__net_rxq_arm(q); /* -EBUSY: the next wait arms it */
 }
 
 void giong__net_rxq_close(struct giong__rxq *q)

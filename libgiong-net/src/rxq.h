@@ -63,6 +63,12 @@ struct giong__rxq {
 	/* GIONG_FAULTS: the plan cancelled the multishot; its end is taken
 	 * for -ENOBUFS (rxq.c). Never set in another build. */
 	unsigned fault_nobufs : 1;
+	/* Kernel TLS (ktls.c): hold keeps the receive unarmed while the receive
+	 * direction is handed to the kernel; ktls says it was (the multishot then
+	 * gets plaintext, and ends with -EIO at a record of another type than
+	 * data); ctrl says such a record is next: no receive is armed until it
+	 * has been read with recvmsg (giong_stream_ktls_recv_record()). */
+	unsigned hold : 1, ktls : 1, ctrl : 1;
 	const struct giong__rxq_ops *ops;
 
 	union {
@@ -99,6 +105,17 @@ void giong__net_rxq_consumed(struct giong__rxq *q, size_t n);
  * GIONG_ESHUTDOWN, -EBADF after close.
  */
 int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags);
+/*
+ * Stop receiving ahead (kernel TLS's hand-over): hold the receive unarmed,
+ * cancel the armed multishot and park until the kernel confirms it is over.
+ * What it received meanwhile is queued (the caller looks). Returns 0 with
+ * q->hold set (giong__net_rxq_unhold() clears it), or -errno with it clear:
+ * the wait's (-ECANCELED, -ETIMEDOUT), -EBUSY (no SQE for the cancel),
+ * -EBADF (closed meanwhile).
+ */
+int giong__net_rxq_quiesce(struct giong__rxq *q);
+/* Receive again after giong__net_rxq_quiesce() (arming now if it can). */
+void giong__net_rxq_unhold(struct giong__rxq *q);
 /* Give back what is queued, cancel the receive, and free through on_free
  * once the kernel confirms (maybe now). */
 void giong__net_rxq_close(struct giong__rxq *q);

@@ -217,7 +217,7 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 		return r;
 	len = fault_len(len);
 	if (!q->armed && !q->count && !q->paused && !q->wait_pool && !q->eof && !q->err &&
-	    !s->readable_fn) {
+	    !q->ctrl && !s->readable_fn) {
 		n = recv_oneshot(s, buf, len);
 		if (s->closing && n >= 0)
 			n = -EBADF; /* closed while parked: the stream is going away */
@@ -532,7 +532,7 @@ static int sock_on_readable(struct giong_stream *st, giong_stream_readable_fn fn
 		return 0;
 	/* Data may already wait: tell as an arrival would, from the worker
 	 * loop rather than from inside the caller's task. */
-	if (s->rxq.count || s->rxq.eof || s->rxq.err)
+	if (s->rxq.count || s->rxq.eof || s->rxq.err || s->rxq.ctrl)
 		return defer_ready(s);
 	return giong__net_rxq_arm(&s->rxq);
 }

@@ -21,6 +21,8 @@ struct giong__sock {
 	unsigned writing : 1;     /* a write is in flight: task writes queue on write_wait */
 	unsigned deferred : 1;    /* a readable notice is queued for the next turn (sock.c) */
 	unsigned ktls_tx : 1;     /* the kernel makes the TLS records of what is sent (ktls.c) */
+	unsigned ktls_rx : 1;     /* the kernel reads the peer's TLS records (ktls.c, rxq.ktls) */
+	unsigned ktls_ulp : 1;    /* the `tls` ULP is attached (once per socket) */
 	struct giong_waitq write_wait;
 	giong_stream_readable_fn readable_fn;
 	void *readable_ctx;

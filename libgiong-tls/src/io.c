@@ -79,6 +79,7 @@ int giong_tls_io_session(struct giong_tls_stream *s, const void *blob, size_t le
 		return -EINVAL;
 	if (len > GIONG__TLS_SESSION_MAX)
 		return -EMSGSIZE;
+	s->ticket_seen = true; /* the receive may go to the kernel now (ktls.c) */
 	if (!s->server_name || !s->cfg->tickets)
 		return 0; /* a server, or a client that does not resume */
 	return giong__tls_session_put(s->cfg, s->server_name, blob, len);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - the TLS stream: struct giong_stream_ops over @lower, the
- * handshake, and the questions about a connection (ALPN, version, ...).
+ * stream.c - the TLS stream: struct giong_stream_ops over @lower (the handshake
+ * and the questions about a connection are handshake.c's).
  *
  * Every call runs the backend (which never suspends) until it says
  * GIONG_TLS_WANT_READ, then parks in lower's receive (io.c) and runs it
@@ -27,13 +27,10 @@
 #include <giong/net/ktls.h>
 #include <giong/tls/stream.h>
 
-#define ERRTEXT_LEN 160
-/* Stack kept free beyond what a backend's handshake was measured to use. */
-#define STACK_MARGIN (8u * 1024)
+#define ERRTEXT_LEN GIONG__TLS_ERRTEXT
 /* Plaintext pieces below this are gathered into one record, not one each. */
 #define GATHER_BELOW 4096u
 
-static const struct giong_stream_ops tls_ops;
 static void send_done(struct giong_stream_send *lreq, ssize_t res);
 
 static struct giong_tls_stream *to_tls(struct giong_stream *st)
@@ -41,12 +38,7 @@ static struct giong_tls_stream *to_tls(struct giong_stream *st)
 	return (struct giong_tls_stream *)st;
 }
 
-static const struct giong_tls_stream *tls_of(const struct giong_stream *st)
-{
-	return st && st->ops == &tls_ops ? (const struct giong_tls_stream *)st : NULL;
-}
-
-static void free_stream(struct giong_tls_stream *s)
+void giong__tls_free_stream(struct giong_tls_stream *s)
 {
 	giong__tls_held_release(s);
 	if (s->conn && s->be->conn_free)
@@ -57,13 +49,14 @@ static void free_stream(struct giong_tls_stream *s)
 	free(s->stage);
 	free(s->errtext);
 	free(s->server_name);
+	free(s->kept_alpn);
 	free(s);
 }
 
 static void maybe_free(struct giong_tls_stream *s)
 {
 	if (s->closed && !s->busy && !s->inflight)
-		free_stream(s);
+		giong__tls_free_stream(s);
 }
 
 /* Enter a call: the owner worker only, not after close. */
@@ -98,11 +91,11 @@ static void leave(struct giong_tls_stream *s)
 }
 
 /* Keep the backend's words for @err (its error queue does not last). */
-static int failed(struct giong_tls_stream *s, int err)
+int giong__tls_failed(struct giong_tls_stream *s, int err)
 {
 	if (err == GIONG_TLS_WANT_READ)
 		err = GIONG_ETLS; /* a backend that wants to read in write: a bug */
-	if (s->be->error_text && (s->errtext || (s->errtext = malloc(ERRTEXT_LEN)))) {
+	if (s->conn && s->be->error_text && (s->errtext || (s->errtext = malloc(ERRTEXT_LEN)))) {
 		s->errtext[0] = '\0';
 		s->be->error_text(s->conn, err, s->errtext, ERRTEXT_LEN);
 		s->errtext[ERRTEXT_LEN - 1] = '\0';
@@ -110,83 +103,78 @@ static int failed(struct giong_tls_stream *s, int err)
 	return err;
 }
 
-/* A GIONG_ETLS* code: the backend has words for it. */
-static bool tls_error(ssize_t r)
+/* Take the read lock: 0, or -errno (the stream may be closed then). */
+static int read_lock(struct giong_tls_stream *s)
 {
-	return r <= GIONG_ETLS && r > -4095;
-}
+	while (s->reading) {
+		int r = giong_waitq_wait(&s->read_q, 0);
 
-/* The words of the calling worker's last failed handshake: the stream that
- * held them is gone (giong_tls_last_error(NULL)). */
-static _Thread_local char handshake_text[ERRTEXT_LEN];
-
-/* A handshake refused before the backend had a say (a bad argument, an
- * allocation): its words are the error's. Returns @err. */
-static int handshake_refused(int err)
-{
-	snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(err));
-	return err;
-}
-
-static void handshake_failed(struct giong_tls_stream *s, int err)
-{
-	failed(s, err);
-	snprintf(handshake_text, sizeof(handshake_text), "%s",
-		 s->errtext ? s->errtext : giong_strerror(err));
-}
-
-/* One step of the TLS library: @call; GIONG_FAULTS: or, when the plan says
- * so, @err (the code the backends give for a library error) without
- * calling the library. */
-#define TLS_STEP(err, call) (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_TLS)) ? (err) : (call))
-
-/* Run @op until it no longer wants to read; parks in lower in between. */
-#define RUN_BACKEND(s, r, call)                                                                    \
-	for (;;) {                                                                                 \
-		(r) = (call);                                                                      \
-		if ((r) != GIONG_TLS_WANT_READ)                                                    \
-			break;                                                                     \
-		if ((s)->held || (s)->lower_eof || (s)->lower_err) {                               \
-			(r) = GIONG_ETLS; /* wants more, but has not taken all: a bug */           \
-			break;                                                                     \
-		}                                                                                  \
-		int fr_ = giong__tls_flush(s);                                                     \
-		if (fr_ == 0)                                                                      \
-			fr_ = giong__tls_fill(s);                                                  \
-		if (fr_) {                                                                         \
-			(r) = fr_;                                                                 \
-			break;                                                                     \
-		}                                                                                  \
+		if (r < 0)
+			return r;
+		if (s->closed)
+			return -EBADF;
 	}
+	s->reading = true;
+	return 0;
+}
+
+static void read_unlock(struct giong_tls_stream *s)
+{
+	s->reading = false;
+	giong_waitq_wake_one(&s->read_q, 0);
+}
+
+/* Under kernel TLS receive: lower's plaintext as it is, into @buf or (@ret) a buffer. */
+static ssize_t ktls_read_plain(struct giong_tls_stream *s, void *buf, size_t len,
+			       struct giong_recvbuf **ret)
+{
+	ssize_t r;
+
+	if ((r = read_lock(s)))
+		return r;
+	r = giong__tls_ktls_read(s, buf, len, ret);
+	if (s->closed) {
+		if (ret) {
+			giong_recvbuf_release(*ret);
+			*ret = NULL;
+		}
+		return -EBADF;
+	}
+	read_unlock(s);
+	return r;
+}
 
 /* One read of decrypted bytes into @buf; the common part of recv and read. */
 static ssize_t read_plain(struct giong_tls_stream *s, void *buf, size_t len)
 {
 	ssize_t r;
 
-	while (s->reading) {
-		r = giong_waitq_wait(&s->read_q, 0);
-		if (r < 0)
-			return r;
-		if (s->closed)
-			return -EBADF;
-	}
 	if (s->broken)
 		return -EPIPE;
+	if (s->ktls_rx)
+		return ktls_read_plain(s, buf, len, NULL);
 	if (s->peer_closed)
 		return 0;
-	s->reading = true;
+	if ((r = read_lock(s)))
+		return r;
+	if (s->ktls_rx) { /* handed over while we waited for the lock */
+		read_unlock(s);
+		return ktls_read_plain(s, buf, len, NULL);
+	}
 	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS, s->be->read(s->conn, buf, len)));
+	/* At a record boundary with nothing held, the receive may go to the
+	 * kernel (after the send direction): tried after each read until it does. */
+	if (r > 0 && s->ktls_tx && !s->ktls_rx && !s->closed)
+		giong__tls_ktls_rx(s);
 	if (s->closed)
 		return -EBADF;
-	s->reading = false;
-	giong_waitq_wake_one(&s->read_q, 0);
+	read_unlock(s);
 	if (r == 0) {
 		s->peer_closed = true;
 		return 0;
 	}
-	if (tls_error(r))
-		failed(s, (int)r);
+	if (giong__tls_error(r))
+		giong__tls_failed(s, (int)r);
 	/* Records the read produced (a KeyUpdate answer, an alert) leave now. */
 	if (s->out_len && r != -ETIMEDOUT && r != -ECANCELED)
 		giong__tls_flush(s);
@@ -225,6 +213,11 @@ static ssize_t tls_recv(struct giong_stream *st, struct giong_recvbuf **ret)
 	*ret = NULL;
 	if ((r = enter(s)))
 		return r;
+	if (s->ktls_rx) { /* the kernel's plaintext buffer, as lower gave it */
+		r = s->broken ? -EPIPE : ktls_read_plain(s, NULL, 0, ret);
+		leave(s);
+		return r;
+	}
 	if ((r = giong_recvbuf_alloc(recv_size(s), &b)) == 0) {
 		void *tail = giong_recvbuf_tail(b, &room);
 
@@ -326,7 +319,7 @@ static ssize_t encrypt_iov(struct giong_tls_stream *s, const struct iovec *iov, 
 		r = TLS_STEP(GIONG_ETLS, s->be->write(s->conn, p, len));
 		if (r < 0 || (size_t)r != len) {
 			s->broken = -EPIPE;
-			return failed(s, r < 0 ? (int)r : GIONG_ETLS);
+			return giong__tls_failed(s, r < 0 ? (int)r : GIONG_ETLS);
 		}
 		done += len;
 	}
@@ -613,7 +606,7 @@ static int tls_shutdown(struct giong_stream *st, int how)
 		} else {
 			r = s->be->shutdown ? s->be->shutdown(s->conn) : 0;
 			if (r < 0)
-				failed(s, r);
+				giong__tls_failed(s, r);
 			else
 				r = giong__tls_flush_locked(s);
 		}
@@ -645,7 +638,7 @@ static void lower_readable(struct giong_stream *lower, void *ctx)
 static bool ready(struct giong_tls_stream *s)
 {
 	return s->held || s->lower_eof || s->lower_err || s->peer_closed ||
-	       (s->be->pending && s->be->pending(s->conn));
+	       (s->conn && s->be->pending && s->be->pending(s->conn));
 }
 
 static int park(struct giong_tls_stream *s);
@@ -708,7 +701,7 @@ static int park(struct giong_tls_stream *s)
 			s->flying_cap = 0;
 		}
 	}
-	if (s->be->idle)
+	if (s->conn && s->be->idle)
 		s->be->idle(s->conn);
 	giong__tls_held_release(s); /* nothing held (ready() said so); for clarity */
 	r = giong_stream_on_readable(s->base.lower, lower_readable, s);
@@ -786,7 +779,7 @@ static int tls_close(struct giong_stream *st)
  * TLS, where the socket makes them. The socket is the lower's to tell. */
 static int tls_query(const struct giong_stream *st, int what, void *out, size_t *len)
 {
-	const struct giong_tls_stream *s = tls_of(st);
+	const struct giong_tls_stream *s = giong__tls_of(st);
 	const char *p;
 	size_t l;
 	int r;
@@ -813,7 +806,7 @@ static int tls_query(const struct giong_stream *st, int what, void *out, size_t 
 	}
 }
 
-static const struct giong_stream_ops tls_ops = {
+const struct giong_stream_ops giong__tls_ops = {
 	.name = "tls",
 	.recv = tls_recv,
 	.read = tls_read,
@@ -824,193 +817,3 @@ static const struct giong_stream_ops tls_ops = {
 	.send_start = tls_send_start,
 	.query = tls_query,
 };
-
-/* --- the handshake ------------------------------------------------------------------------ */
-
-static int handshake(struct giong_tls_config *cfg, struct giong_stream *lower, bool server,
-		     const char *server_name, struct giong_stream **ret)
-{
-	const struct giong_tls_backend *be;
-	struct giong_tls_stream *s;
-	size_t head;
-	uint64_t saved = GIONG_NO_DEADLINE;
-	void *ctx;
-	char why[ERRTEXT_LEN] = "";
-	bool offered = false;
-	long left;
-	int r, w;
-
-	if (!ret)
-		return handshake_refused(-EINVAL);
-	*ret = NULL;
-	if (!lower || !cfg || !lower->ops)
-		return handshake_refused(-EINVAL);
-	if ((w = giong_worker_index()) < 0)
-		return handshake_refused(GIONG_ENOTWORKER);
-	be = cfg->be;
-	/* A stack overflow in a handshake is the one failure not to have. */
-	left = giong_task_stack_left();
-	if (left < 0)
-		return handshake_refused((int)left);
-	if ((size_t)left < be->stack_need + STACK_MARGIN) {
-		snprintf(handshake_text, sizeof(handshake_text),
-			 "a %s handshake needs %zu bytes of stack, the task has %ld left", be->name,
-			 be->stack_need + STACK_MARGIN, left);
-		return GIONG_ESTACK;
-	}
-	if ((r = giong__tls_config_ctx(cfg, server, &ctx, why, sizeof(why)))) {
-		if (!why[0])
-			return handshake_refused(r); /* -ENOMEM: the backend may have no words */
-		snprintf(handshake_text, sizeof(handshake_text), "%s", why);
-		return r;
-	}
-	head = (sizeof(*s) + 15) & ~(size_t)15;
-	if (!(s = calloc(1, head + be->conn_size)))
-		return handshake_refused(-ENOMEM);
-	s->base.ops = &tls_ops;
-	s->base.lower = lower;
-	s->cfg = cfg;
-	s->be = be;
-	s->conn = (char *)s + head;
-	s->worker = w;
-	s->server = server;
-	giong__tls_config_ref(cfg); /* before the backend uses what cfg holds */
-	if (!server && server_name && cfg->tickets && !(s->server_name = strdup(server_name))) {
-		free_stream(s);
-		return handshake_refused(-ENOMEM);
-	}
-	if ((r = be->conn_init(ctx, s->conn, s, server_name))) {
-		s->conn = NULL; /* conn_free is for a conn that was made */
-		free_stream(s);
-		snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(r));
-		return r;
-	}
-	if (s->server_name && be->session_set) {
-		/* Resume the last session this configuration got from that name. */
-		unsigned char *blob;
-		size_t len;
-
-		if (giong__tls_session_take(cfg, s->server_name, &blob, &len) == 0) {
-			offered = be->session_set(s->conn, blob, len) == 0;
-			explicit_bzero(blob, len);
-			free(blob);
-		}
-	}
-	if (cfg->handshake_ms)
-		saved = giong_deadline_in(cfg->handshake_ms);
-	s->busy++;
-	RUN_BACKEND(s, r, TLS_STEP(GIONG_ETLS_HANDSHAKE, be->handshake(s->conn)));
-	if (tls_error(r))
-		handshake_failed(s, r);
-	else if (r < 0)
-		snprintf(handshake_text, sizeof(handshake_text), "%s", giong_strerror(r));
-	/* What is left to send: the last flight, or the alert of a failure
-	 * (best effort then, under the same deadline). */
-	if (s->out_len) {
-		int fr = giong__tls_flush(s);
-
-		if (r == 0)
-			r = fr;
-	}
-	s->busy--;
-	if (cfg->handshake_ms)
-		giong_deadline_restore(saved);
-	if (r < 0) {
-		/* A session the server would not take must not fail the next
-		 * connection too (some clients cannot fall back within one). */
-		if (offered && r != -ETIMEDOUT && r != -ECANCELED)
-			giong__tls_session_drop(cfg, s->server_name);
-		/* lower goes back to the caller: it must not be closed with us. */
-		free_stream(s);
-		return r;
-	}
-	s->handshaken = true;
-	giong__tls_held_settle(s); /* the records after the last flight, if any */
-	giong__tls_ktls_tx(s);
-	*ret = &s->base;
-	return 0;
-}
-
-int giong_tls_accept(struct giong_stream *lower, struct giong_tls_config *cfg,
-		     struct giong_stream **ret)
-{
-	return handshake(cfg, lower, true, NULL, ret);
-}
-
-int giong_tls_connect(struct giong_stream *lower, struct giong_tls_config *cfg,
-		      const char *server_name, struct giong_stream **ret)
-{
-	if (ret)
-		*ret = NULL;
-	if (server_name && !*server_name)
-		return handshake_refused(-EINVAL);
-	if (cfg && !server_name && (cfg->verify_set ? cfg->verify != GIONG_TLS_VERIFY_NONE : true))
-		return handshake_refused(-EINVAL); /* verifying needs the name to verify */
-	return handshake(cfg, lower, false, server_name, ret);
-}
-
-int giong_tls_wrap_accept(struct giong_stream *accepted, void *cfg, struct giong_stream **ret)
-{
-	return giong_tls_accept(accepted, cfg, ret);
-}
-
-/* --- questions ----------------------------------------------------------------------------- */
-
-bool giong_tls_is_tls(const struct giong_stream *s)
-{
-	return tls_of(s) != NULL;
-}
-
-const char *giong_tls_alpn(const struct giong_stream *st, size_t *len)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-	const char *p = NULL;
-	size_t l = 0;
-
-	if (s && s->be->alpn && s->be->alpn(s->conn, &p, &l) != 0) {
-		p = NULL;
-		l = 0;
-	}
-	if (len)
-		*len = p ? l : 0;
-	return p;
-}
-
-const char *giong_tls_version(const struct giong_stream *st)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-
-	return s && s->be->version ? s->be->version(s->conn) : NULL;
-}
-
-const char *giong_tls_cipher(const struct giong_stream *st)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-
-	return s && s->be->cipher ? s->be->cipher(s->conn) : NULL;
-}
-
-int giong_tls_resumed(const struct giong_stream *st)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-
-	if (!s)
-		return -EINVAL;
-	return s->be->resumed && s->be->resumed(s->conn) ? 1 : 0;
-}
-
-const char *giong_tls_last_error(const struct giong_stream *st)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-
-	if (!st)
-		return handshake_text;
-	return s && s->errtext ? s->errtext : "";
-}
-
-const char *giong_tls_backend_name(const struct giong_stream *st)
-{
-	const struct giong_tls_stream *s = tls_of(st);
-
-	return s ? s->be->name : NULL;
-}

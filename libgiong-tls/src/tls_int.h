@@ -27,6 +27,8 @@
 #define GIONG__TLS_SESSION_MAX 8192
 /* The largest TLS plaintext record (RFC 8446 5.1): one recv's buffer. */
 #define GIONG__TLS_RECORD 16384u
+/* The size of a stream's error text (giong_tls_last_error()). */
+#define GIONG__TLS_ERRTEXT 160
 
 struct giong_tls_config {
 	atomic_uint refs; /* the caller's, plus one per stream */
@@ -125,6 +127,21 @@ struct giong_tls_stream {
 	/* The kernel makes this side's records (ktls.c): writes and sends go to lower
 	 * as they are, and the library writes nothing more. */
 	bool ktls_tx;
+	/* The kernel reads the peer's records (ktls.c): reads take lower's plaintext as
+	 * it is. Handed over after the send direction, at a record boundary; until
+	 * then tried after each read (ktls_rx_tries counts the times bytes came in
+	 * meanwhile), unless ktls_rx_off says it will not be. */
+	bool ktls_rx, ktls_rx_off;
+	uint8_t ktls_rx_tries;
+	bool ticket_seen; /* a client: a session from the server arrived (io.c) */
+	/* Once both directions are in the kernel the backend's object is freed
+	 * (conn NULL): what the questions answer after that, kept before. ALPN's
+	 * copy is made at the hand-over of the send direction, so that a name
+	 * handed out before the free stays valid until the stream is closed. */
+	const char *kept_version, *kept_cipher;
+	bool kept_resumed;
+	char *kept_alpn;
+	size_t kept_alpn_len;
 
 	/* Lifetime: tasks inside a call, and operations in flight (a deferred
 	 * readable notice, a send), keep the struct after close. */
@@ -147,6 +164,49 @@ struct giong_tls_stream {
 	char *server_name; /* a client's, for its session cache entry (or NULL) */
 };
 
+/* stream.c: the stream's operations; the stream @st is, or NULL if @st is no TLS stream. */
+extern const struct giong_stream_ops giong__tls_ops;
+static inline const struct giong_tls_stream *giong__tls_of(const struct giong_stream *st)
+{
+	return st && st->ops == &giong__tls_ops ? (const struct giong_tls_stream *)st : NULL;
+}
+/* stream.c: free @s and everything it holds (the backend's object if it has one). */
+void giong__tls_free_stream(struct giong_tls_stream *s);
+/* stream.c: keep the backend's words for @err (its error queue does not last); @err. */
+int giong__tls_failed(struct giong_tls_stream *s, int err);
+/* A GIONG_ETLS* code: the backend has words for it. */
+static inline bool giong__tls_error(ssize_t r)
+{
+	return r <= GIONG_ETLS && r > -4095;
+}
+/* handshake.c: the words of the calling worker's last failed handshake, whose stream
+ * is gone (giong_tls_last_error(NULL)). */
+extern _Thread_local char giong__tls_handshake_text[GIONG__TLS_ERRTEXT];
+
+/* One step of the TLS library: @call; GIONG_FAULTS: or, when the plan says
+ * so, @err (the code the backends give for a library error) without
+ * calling the library. */
+#define TLS_STEP(err, call) (GIONG__UNLIKELY(giong__fault(GIONG__FAULT_TLS)) ? (err) : (call))
+
+/* Run @op until it no longer wants to read; parks in lower in between. */
+#define RUN_BACKEND(s, r, call)                                                                    \
+	for (;;) {                                                                                 \
+		(r) = (call);                                                                      \
+		if ((r) != GIONG_TLS_WANT_READ)                                                    \
+			break;                                                                     \
+		if ((s)->held || (s)->lower_eof || (s)->lower_err) {                               \
+			(r) = GIONG_ETLS; /* wants more, but has not taken all: a bug */           \
+			break;                                                                     \
+		}                                                                                  \
+		int fr_ = giong__tls_flush(s);                                                     \
+		if (fr_ == 0)                                                                      \
+			fr_ = giong__tls_fill(s);                                                  \
+		if (fr_) {                                                                         \
+			(r) = fr_;                                                                 \
+			break;                                                                     \
+		}                                                                                  \
+	}
+
 /* ktls.c: the kernel TLS material of direction @tx of TLS stream @st, from its
  * backend's export_keys (struct giong_tls_backend), checked for what
  * <linux/tls.h> can take. Returns 0 and *@k (the caller wipes it); -EINVAL: not
@@ -168,6 +228,17 @@ bool giong__tls_kernel_has_tls(void);
  * the send direction to the kernel where it can be (s->ktls_tx), else count why
  * not and stay in user space. Never fails the stream. */
 void giong__tls_ktls_tx(struct giong_tls_stream *s);
+/* ktls.c: at a record boundary of the peer's records, with nothing of them held,
+ * hand the receive direction to the kernel where it can be (s->ktls_rx; after the
+ * send direction only), and free the backend's object once both are there. May
+ * park (the socket's receive ahead is stopped for it); never fails the stream. */
+void giong__tls_ktls_rx(struct giong_tls_stream *s);
+/* ktls.c: one read under kernel TLS receive: lower's plaintext into @buf, or with
+ * @ret a buffer of it. Records of other types are handled on the way (close_notify:
+ * 0; an alert: GIONG_ETLS_ALERT; a ticket: skipped; a key update: GIONG_ETLS).
+ * The read lock is held. */
+ssize_t giong__tls_ktls_read(struct giong_tls_stream *s, void *buf, size_t len,
+			     struct giong_recvbuf **ret);
 
 /* io.c: ciphertext in and out (all with the stream's busy count held). */
 /* Receive from lower into s->held (parks). 0: something to pull (bytes, or

@@ -321,10 +321,27 @@ static void render(FILE *out, const struct slot *v, unsigned n)
 			"# TYPE giong_tls_ktls_fallback_total counter\n"
 			"giong_tls_ktls_fallback_total{reason=\"module\"} %llu\n"
 			"giong_tls_ktls_fallback_total{reason=\"cipher\"} %llu\n"
-			"giong_tls_ktls_fallback_total{reason=\"other\"} %llu\n",
+			"giong_tls_ktls_fallback_total{reason=\"other\"} %llu\n"
+			"# HELP giong_tls_ktls_rx_total TLS connections whose receive direction the "
+			"kernel took too.\n"
+			"# TYPE giong_tls_ktls_rx_total counter\n"
+			"giong_tls_ktls_rx_total %llu\n"
+			"# HELP giong_tls_ktls_rx_fallback_total TLS connections whose receive "
+			"direction stayed in user space after the send direction went.\n"
+			"# TYPE giong_tls_ktls_rx_fallback_total counter\n"
+			"giong_tls_ktls_rx_fallback_total %llu\n"
+			"# HELP giong_tls_ktls_released_total TLS library objects freed: both "
+			"directions in the kernel.\n"
+			"# TYPE giong_tls_ktls_released_total counter\n"
+			"giong_tls_ktls_released_total %llu\n"
+			"# HELP giong_tls_ktls_key_update_total TLS connections ended by the "
+			"peer's KeyUpdate under kernel TLS (Linux before 6.14 cannot follow it).\n"
+			"# TYPE giong_tls_ktls_key_update_total counter\n"
+			"giong_tls_ktls_key_update_total %llu\n",
 			(unsigned long long)k.tx, (unsigned long long)k.fallback_module,
-			(unsigned long long)k.fallback_cipher,
-			(unsigned long long)k.fallback_other);
+			(unsigned long long)k.fallback_cipher, (unsigned long long)k.fallback_other,
+			(unsigned long long)k.rx, (unsigned long long)k.rx_fallback,
+			(unsigned long long)k.released, (unsigned long long)k.key_update);
 #endif
 }
 

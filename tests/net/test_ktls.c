@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ktls.c - kernel TLS on a TCP socket stream (giong/net/ktls.h), send direction:
- *  - bad arguments are refused, never a crash; RX is -EOPNOTSUPP until it is built;
- *    a Unix stream has none (-ENOTSUP); a record with no kernel TLS is -ENOTCONN;
+ * test_ktls.c - kernel TLS on a TCP socket stream (giong/net/ktls.h):
+ *  - bad arguments are refused, never a crash; a Unix stream has none (-ENOTSUP); a
+ *    record with no kernel TLS is -ENOTCONN;
  *  - a refusal leaves the socket a plain TCP socket that still carries bytes both ways:
  *    where the kernel has no TLS, -ENOENT (-ENOPROTOOPT); where it has, a version it
  *    does not take (-EINVAL);
@@ -11,12 +11,18 @@
  *    buffers and a splice from a pipe leave as records that a plain socket with the same
  *    keys in its receive direction reads back byte for byte, and a close_notify sent
  *    with giong_stream_ktls_send_record() (and its _nowait twin) arrives as a record of
- *    type 21.
+ *    type 21;
+ *  - receive, in the guest: bytes received but not read refuse the hand-over (-EAGAIN);
+ *    once read, the socket's records sealed by a plain socket's kernel TLS arrive as
+ *    plaintext (1 MiB byte for byte), a handshake record and a close_notify between
+ *    them answer -EIO and are read with giong_stream_ktls_recv_record() with their
+ *    types, and data after them and the end still arrive.
  * Results are recorded inside tasks and asserted after the runtime returns.
  */
 #include <fcntl.h>
 #include <linux/tls.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -59,7 +65,10 @@ static void arguments_main(unsigned w, void *arg)
 	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_TX, NULL, sizeof(k)), -EINVAL);
 	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_TX, &k, sizeof(k) - 1), -EINVAL);
 	gt_check_int_equal(giong_stream_ktls_start(s, 3, &k, sizeof(k)), -EINVAL);
-	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), -EOPNOTSUPP);
+	gt_check_int_equal(giong_stream_ktls_recv_record(NULL, (uint8_t *)b, b, 2), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_recv_record(s, NULL, b, 2), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_recv_record(s, (uint8_t *)b, b, 0), -EINVAL);
+	gt_check_int_equal(giong_stream_ktls_recv_record(s, (uint8_t *)b, b, 2), -ENOTCONN);
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 21, b, 2), -ENOTCONN);
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 23, b, 2), -EINVAL);
 	gt_check_int_equal(giong_stream_ktls_send_record(s, 21, NULL, 2), -EINVAL);
@@ -121,6 +130,15 @@ static void refused_main(unsigned w, void *arg)
 	/* Still a plain socket, both ways. */
 	carries(s, c, 3, 200000);
 	carries(c, s, 4, 200000);
+	/* The receive direction too, with its receive ahead stopped for the question
+	 * and started again after the refusal. */
+	r = giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k));
+	if (has == 0)
+		gt_check_int_equal(r, -EINVAL);
+	else
+		gt_check_true(r == -ENOENT || r == -ENOPROTOOPT);
+	carries(c, s, 5, 200000);
+	carries(s, c, 6, 200000);
 	giong_stream_close(c);
 	giong_stream_close(s);
 }
@@ -263,12 +281,140 @@ out:
 	free(in);
 }
 
-static void test_records(void **state)
+/* A record of @type with @len bytes at @buf sealed by plain socket @fd's kernel TLS. */
+static ssize_t send_record_raw(int fd, uint8_t type, const void *buf, size_t len)
 {
-	struct giong_config cfg = gt_config(1);
+	union {
+		char buf[CMSG_SPACE(sizeof(uint8_t))];
+		struct cmsghdr align;
+	} control = {0};
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+
+	mh.msg_control = control.buf;
+	mh.msg_controllen = sizeof(control.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_TLS;
+	cm->cmsg_type = TLS_SET_RECORD_TYPE;
+	cm->cmsg_len = CMSG_LEN(1);
+	memcpy(CMSG_DATA(cm), &type, 1);
+	return sendmsg(fd, &mh, MSG_NOSIGNAL);
+}
+
+/* The client writes with plain system calls from its own thread (1 MiB is more than
+ * the socket buffers hold, and the server must be reading meanwhile). */
+struct writer {
+	int fd;
+	const char *out;
+	struct tls12_crypto_info_aes_gcm_128 k;
+	int err; /* the first step that failed, 0 if none */
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *wr = arg;
+	const char ticket[4] = {4, 0, 0, 0}; /* a NewSessionTicket's head, empty */
+
+	if (setsockopt(wr->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ||
+	    setsockopt(wr->fd, SOL_TLS, TLS_TX, &wr->k, sizeof(wr->k)))
+		wr->err = 1;
+	for (size_t off = 0; !wr->err && off < TOTAL;) {
+		ssize_t n = write(wr->fd, wr->out + off, TOTAL - off);
+
+		if (n <= 0)
+			wr->err = 2;
+		else
+			off += (size_t)n;
+	}
+	if (!wr->err && send_record_raw(wr->fd, 22, ticket, 4) != 4)
+		wr->err = 3;
+	if (!wr->err && write(wr->fd, "after", 5) != 5)
+		wr->err = 4;
+	if (!wr->err && send_record_raw(wr->fd, 21, "\x01\x00", 2) != 2)
+		wr->err = 5;
+	if (!wr->err && shutdown(wr->fd, SHUT_WR))
+		wr->err = 6;
+	return NULL;
+}
+
+/* The receive direction to the kernel; again while a fault plan's full ring refuses
+ * the cancel of the receive ahead (-EBUSY: nothing changed). */
+static int start_rx(struct giong_stream *s, const struct tls12_crypto_info_aes_gcm_128 *k)
+{
+	int r, tries = 0;
+
+	while ((r = giong_stream_ktls_start(s, GIONG_KTLS_RX, k, sizeof(*k))) == -EBUSY &&
+	       ++tries < 100)
+		giong_yield();
+	return r;
+}
+
+static void receive_main(unsigned w, void *arg)
+{
+	struct tls12_crypto_info_aes_gcm_128 k = keys();
+	struct writer wr = {.k = k};
+	struct giong_stream *c, *s;
+	struct giong_recvbuf *b = NULL;
+	char *in = malloc(TOTAL), *out = malloc(TOTAL), rec[64];
+	pthread_t t;
+	uint8_t type = 0;
+	(void)w;
+	(void)arg;
+
+	if (!gt_check_non_null(out) || !gt_check_non_null(in) ||
+	    !gt_check_int_equal(nt_tcp_pair(&c, &s), 0))
+		goto out;
+	nt_fill(11, 0, out, TOTAL);
+	wr.fd = giong_stream_fd(c);
+	wr.out = out;
+	gt_check_int_equal(write(wr.fd, "x", 1), 1);
+	gt_check_int_equal(giong_stream_recv(s, &b), 1); /* arms the receive ahead */
+	giong_recvbuf_release(b);
+#ifndef GIONG_FAULTS
+	/* Bytes received ahead of any reader are the library's: no hand-over yet. (A
+	 * fault plan may end the receive ahead and leave it unarmed: "y" would then
+	 * wait in the socket, and be the kernel's.) */
+	gt_check_int_equal(write(wr.fd, "y", 1), 1);
+	gt_check_int_equal(giong_sleep_ms(50), 0); /* "y" is queued by now */
+	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), -EAGAIN);
+	gt_check_int_equal(giong_stream_read(s, rec, sizeof(rec)), 1);
+#endif
+	gt_check_int_equal(start_rx(s, &k), 0);
+	gt_check_int_equal(giong_stream_ktls_start(s, GIONG_KTLS_RX, &k, sizeof(k)), -EALREADY);
+	if (!gt_check_int_equal(pthread_create(&t, NULL, writer_main, &wr), 0))
+		goto close;
+	gt_check_int_equal(nt_stream_read_exact(s, in, TOTAL), TOTAL);
+	gt_check_int_equal(nt_check(11, 0, in, TOTAL), -1);
+	/* The handshake record: -EIO, then read with its type; data goes on after. */
+	gt_check_int_equal(giong_stream_read(s, rec, sizeof(rec)), -EIO);
+	gt_check_int_equal(giong_stream_ktls_recv_record(s, &type, rec, sizeof(rec)), 4);
+	gt_check_int_equal(type, 22);
+	gt_check_int_equal(giong_stream_recv(s, &b), 5);
+	if (b)
+		gt_check_int_equal(memcmp(giong_recvbuf_data(b), "after", 5), 0);
+	giong_recvbuf_release(b);
+	/* close_notify, then the end of the stream. */
+	gt_check_int_equal(giong_stream_recv(s, &b), -EIO);
+	gt_check_int_equal(giong_stream_ktls_recv_record(s, &type, rec, sizeof(rec)), 2);
+	gt_check_int_equal(type, 21);
+	gt_check_int_equal(rec[0] == 1 && rec[1] == 0, 1);
+	gt_check_int_equal(giong_stream_read(s, rec, sizeof(rec)), 0);
+	pthread_join(t, NULL);
+	gt_check_int_equal(wr.err, 0);
+close:
+	giong_stream_close(c);
+	giong_stream_close(s);
+out:
+	free(out);
+	free(in);
+}
+
+/* Skip (77) where the kernel has no TLS, saying so. */
+static void need_kernel_tls(void)
+{
 	int has = giong_ktls_probe();
 
-	(void)state;
 	if (has) {
 		fprintf(stderr,
 			"SKIP: the kernel lacks TLS (CONFIG_TLS, the tls module): "
@@ -276,7 +422,24 @@ static void test_records(void **state)
 			strerror(-has));
 		skip();
 	}
+}
+
+static void test_records(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	need_kernel_tls();
 	gt_run(&cfg, records_main, NULL, NULL);
+}
+
+static void test_receive(void **state)
+{
+	struct giong_config cfg = gt_config(1);
+
+	(void)state;
+	need_kernel_tls();
+	gt_run(&cfg, receive_main, NULL, NULL);
 }
 
 int main(void)
@@ -285,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_refusal_stays_plain),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_receive),
 	};
 
 	gt_require_runtime();

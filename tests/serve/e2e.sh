@@ -787,7 +787,9 @@ grep -Eq '^giong_serve_access_log_dropped_total 0$' "$R/m1.b" ||
 	no "giong_serve_access_log_dropped_total is not 0: $(grep access_log "$R/m1.b")"
 # Built with TLS (a backend given): the process's kernel TLS counts, by reason.
 if [ ${#backends[@]} -gt 0 ]; then
-	grep -Eq '^giong_tls_ktls_tx_total [0-9]+$' "$R/m1.b" || no "no giong_tls_ktls_tx_total sample"
+	for m in tx rx rx_fallback released key_update; do
+		grep -Eq "^giong_tls_ktls_${m}_total [0-9]+\$" "$R/m1.b" || no "no giong_tls_ktls_${m}_total sample"
+	done
 	for why in module cipher other; do
 		grep -Eq "^giong_tls_ktls_fallback_total\{reason=\"$why\"\} [0-9]+\$" "$R/m1.b" ||
 			no "no giong_tls_ktls_fallback_total sample for $why"

@@ -5,8 +5,10 @@
 # BACKEND: a file of MIB MiB fetched with curl over TLS 1.3 and over TLS 1.2, byte for byte,
 # twice on one connection (where the kernel has the send direction, the body is spliced into
 # the socket and the kernel seals it); then --metrics: where the kernel has TLS (the `tls`
-# module: /proc/net/tls_stat), giong_tls_ktls_tx_total counts each connection; where it has
-# none, giong_tls_ktls_fallback_total{reason="module"} does. Label ktls: the 6.1 guest runs it.
+# module: /proc/net/tls_stat), giong_tls_ktls_tx_total, _rx_total and _released_total count
+# each connection (its second request came through the kernel's receive); where it has
+# none, giong_tls_ktls_fallback_total{reason="module"} does; with GIONG_TLS_KTLS=off, nothing
+# counts. Label ktls: the 6.1 guest runs it.
 # KTLS_MIB in the environment overrides MIB (the 1 GiB run of bench/results/https.md).
 # Prints one "ok:" or "FAIL:" line a check; exits 1 on a failure. Every wait is bounded;
 # servers are stopped by their PID.
@@ -35,6 +37,9 @@ sh "$here/../tls/make-certs.sh" "$work/certs" >/dev/null 2>&1 || fatal "tests/tl
 head -c $((mib << 20)) /dev/urandom >"$root/big.bin"
 kernel_tls=0
 [ -r /proc/net/tls_stat ] && kernel_tls=1
+# GIONG_TLS_KTLS=off (the suite run with kernel TLS off): nothing is tried, nothing counted.
+ktls_off=0
+case ${GIONG_TLS_KTLS:-} in off | 0) ktls_off=1 ;; esac
 
 # metric NAME - the value of the sample NAME (labels included) in $R/m.b, or empty
 metric() {
@@ -66,11 +71,21 @@ for b in "${backends[@]}"; do
 	curl -sS --max-time 10 -o "$R/m.b" "http://127.0.0.1:$port/metrics" || no "no metrics"
 	tx=$(metric giong_tls_ktls_tx_total)
 	module=$(metric 'giong_tls_ktls_fallback_total{reason="module"}')
-	if [ "$kernel_tls" = 1 ]; then
+	rx=$(metric giong_tls_ktls_rx_total)
+	released=$(metric giong_tls_ktls_released_total)
+	if [ "$ktls_off" = 1 ]; then
+		[ "${tx:-x}" = 0 ] || no "giong_tls_ktls_tx_total is '$tx' with GIONG_TLS_KTLS=off"
+		[ "${module:-x}" = 0 ] || no "a fallback counted with GIONG_TLS_KTLS=off: '$module'"
+	elif [ "$kernel_tls" = 1 ]; then
 		[ "${tx:-0}" -ge 2 ] || no "giong_tls_ktls_tx_total is '$tx', not 2 or more"
+		# The receive direction too: the second request of each connection came
+		# through the kernel, and the TLS library's object was freed.
+		[ "${rx:-0}" -ge 2 ] || no "giong_tls_ktls_rx_total is '$rx', not 2 or more"
+		[ "${released:-0}" -ge 2 ] || no "giong_tls_ktls_released_total is '$released'"
 	else
 		[ "${module:-0}" -ge 2 ] || no "fallback for the module is '$module', not 2 or more"
 		[ "${tx:-x}" = 0 ] || no "giong_tls_ktls_tx_total is '$tx' without kernel TLS"
+		[ "${rx:-x}" = 0 ] || no "giong_tls_ktls_rx_total is '$rx' without kernel TLS"
 	fi
 	finish
 	stop "ktls-$b"

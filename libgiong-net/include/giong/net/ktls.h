@@ -9,8 +9,15 @@
  * plaintext that leaves as records: writes, sends and splices (a file body spliced
  * into the socket is encrypted on the way). Kernel TLS takes no MSG_WAITALL, so a
  * write may come back short (giong_stream_write_all() and giong_stream_send_start()
- * still send all of it). The receive direction is not handed over yet (issue 29's
- * next step): GIONG_KTLS_RX answers -EOPNOTSUPP.
+ * still send all of it).
+ *
+ * Once the receive direction is in the kernel, the socket stream's receives give the
+ * plaintext of the peer's data records. At a record of another type (an alert such as
+ * close_notify, a TLS 1.3 NewSessionTicket or KeyUpdate) a receive or read answers
+ * -EIO after the data before it: giong_stream_ktls_recv_record() then reads that record
+ * and its type, and receiving goes on. A record that does not open (a wrong key, or
+ * one after the peer changed keys on a kernel that cannot follow: before Linux 6.14)
+ * fails every receive with -EBADMSG.
  *
  * Kernels: TLS 1.2 send 4.13, receive 4.17, TLS 1.3 and AES-256-GCM 5.1,
  * ChaCha20-Poly1305 5.11. A kernel built without CONFIG_TLS, or without its module
@@ -52,17 +59,22 @@ GIONG_API int giong_ktls_probe(void);
  *              the next record's sequence number; copied into the kernel (the caller
  *              wipes its copy).
  * The caller chooses the moment: a record boundary, with nothing of that direction held
- * by the TLS library; here, no write or send of @s may be in flight (TX).
+ * by the TLS library. TX: no write or send of @s may be in flight. RX: every byte the
+ * socket received so far must be the library's; this call stops the socket's receive
+ * ahead (it may park for the kernel to confirm) and refuses with -EAGAIN when bytes
+ * came in meanwhile or were queued: give them to the library and ask again.
  * Returns 0, or -errno with the socket as it was (usable in user space):
  *  -ENOENT / -ENOPROTOOPT: no kernel TLS here (no `tls` module, or a kernel without it);
  *  -EINVAL / -ENOENT from the kernel for a version or cipher it does not take (the
  *          socket then stays a plain TCP socket: TLS in user space goes on);
- *  -EBUSY: a write or send in flight; -EALREADY: that direction is in the kernel already;
- *  -EOPNOTSUPP: GIONG_KTLS_RX (not yet), or a socket in the worker's direct table on a
- *          kernel that cannot give it a descriptor (giong_stream_fd_install());
+ *  -EBUSY: a write or send in flight (TX); -EAGAIN: received bytes not yet read (RX);
+ *  -EALREADY: that direction is in the kernel already;
+ *  -EOPNOTSUPP: a socket in the worker's direct table on a kernel that cannot give it
+ *          a descriptor (giong_stream_fd_install());
  *  -ENOTSUP: no TCP socket beneath; -EINVAL: NULL @s or @info, a bad @dir or @len;
+ *  -ETIMEDOUT / -ECANCELED: the wait for the receive to stop (RX; nothing changed);
  *  GIONG_ENOTWORKER / -EPERM: not the socket's worker.
- * May suspend (a direct socket's descriptor is installed first). Owner worker only.
+ * May suspend. Owner worker only.
  */
 GIONG_API int giong_stream_ktls_start(struct giong_stream *s, enum giong_ktls_dir dir,
 				      const void *info, size_t len);
@@ -87,6 +99,21 @@ GIONG_API ssize_t giong_stream_ktls_send_record(struct giong_stream *s, uint8_t 
  */
 GIONG_API ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *s, uint8_t type,
 						       const void *buf, size_t len);
+
+/*
+ * giong_stream_ktls_recv_record() - read the record of another type than data that
+ * the kernel TLS of the socket beneath @s holds next (a receive answered -EIO): at
+ * most @len bytes of its plaintext into @buf (the rest of a longer record stays for
+ * the next call; 16,384 takes any), its content type into *@type (21 alert, 22
+ * handshake). The stream's receives go on after it. @buf is lent to the kernel until
+ * the call returns. Returns the count, 0 at the end of the stream, or -errno:
+ * -EINVAL (NULL argument, @len 0), -ENOTCONN (the receive direction is not in the
+ * kernel), -EAGAIN (data is still to be received before it, or no such record is
+ * next), -ENOTSUP (no socket beneath), -EBADMSG (the record does not open; for good),
+ * -ETIMEDOUT / -ECANCELED (nothing taken), the kernel's. May suspend. Owner worker only.
+ */
+GIONG_API ssize_t giong_stream_ktls_recv_record(struct giong_stream *s, uint8_t *type, void *buf,
+						size_t len);
 
 GIONG_END_DECLS
 

@@ -137,6 +137,13 @@ struct giong_tls_ktls_stats {
 	uint64_t fallback_cipher; /* a version or cipher the kernel or the export cannot take */
 	uint64_t fallback_other;  /* anything else: a backend without the export, no
 				   * descriptor for a direct socket, no memory */
+	/* The receive direction, handed over after the send direction: */
+	uint64_t rx;          /* connections whose receive direction the kernel took */
+	uint64_t rx_fallback; /* ...whose receive stayed in user space (refused, or
+			       * bytes kept arriving ahead of a record boundary) */
+	uint64_t released;    /* TLS library objects freed: both directions in the kernel */
+	uint64_t key_update;  /* connections ended by the peer's TLS 1.3 KeyUpdate, which
+			       * Linux before 6.14 cannot follow */
 };
 
 /* giong_tls_ktls_stats() - the process's counts since it started, into *@out.
