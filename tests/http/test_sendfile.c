@@ -11,11 +11,17 @@
  *  - a file shorter than the length asked, on both paths: the connection
  *    closes, what the client got is a prefix of the right bytes, and the
  *    response queued before it in the same batch still arrives whole;
+ *  - a reader slower than the write timeout over the whole body (8 MiB at about 3 MB/s
+ *    through a small receive buffer, write_timeout_ms 500) still gets all of it: the
+ *    timeout bounds a peer that stops reading, not the length of a spliced body;
  *  - the large ones really go through a pipe (a plain TCP stream answers
  *    giong_stream_splice_fd()), and the descriptors are back to the
  *    baseline once the server is freed (the splice pipes it kept are closed).
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "http_test.h"
@@ -265,11 +271,71 @@ static void test_sendfile_short_file(void **state)
 	assert_int_equal(h.stats.handler_errors, 4);
 }
 
+/* 8 MiB read 16 KiB at a time, 5 ms apart, through a 16 KiB receive buffer: about 2.5 s,
+ * five times the server's write timeout, with every move into the socket well inside it. */
+static void slow_client(struct ht *h)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)h->port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	const uint64_t n = 8 * 1024 * 1024;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rcv = 16384;
+	size_t cap = (size_t)n + 4096, got = 0;
+	char *buf = malloc(cap), *body;
+	struct ht_conn c;
+
+	if (!gt_check_true(fd >= 0) || !gt_check_non_null(buf))
+		goto out;
+	gt_check_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)), 0);
+	if (!gt_check_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0))
+		goto out;
+	ht_conn_init(&c, fd);
+	gt_check_int_equal(get_file(&c, "GET", 0, n), 0);
+	for (;;) {
+		ssize_t r = recv(fd, buf + got, cap - got < 16384 ? cap - got : 16384, 0);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if ((body = memmem(buf, got, "\r\n\r\n", 4)) && got - (size_t)(body + 4 - buf) >= n)
+			break;
+		usleep(5000);
+	}
+	body = memmem(buf, got, "\r\n\r\n", 4);
+	if (gt_check_non_null(body)) {
+		body += 4;
+		if (gt_check_int_equal(got - (size_t)(body - buf), n))
+			gt_check_int_equal(pat_check(0, body, (size_t)n), -1);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+static void test_sendfile_slow_reader(void **state)
+{
+	struct ht h;
+
+	(void)state;
+	file_fd = make_file();
+	if (file_fd < 0)
+		skip();
+	ht_init(&h);
+	h.limits.write_timeout_ms = 500;
+	assert_int_equal(giong_http_router_add(h.router, "GET", "/f", file_handler, NULL), 0);
+	ht_run(&h, slow_client);
+	close(file_fd);
+	assert_int_equal(h.stats.write_timeouts, 0);
+	assert_int_equal(h.stats.responses[1], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sendfile_sizes),
 		cmocka_unit_test(test_sendfile_short_file),
+		cmocka_unit_test(test_sendfile_slow_reader),
 	};
 
 	gt_require_runtime();

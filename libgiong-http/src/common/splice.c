@@ -84,9 +84,16 @@ static void pipe_put(struct giong__http_worker *w, struct giong__http_pipe *p, b
 	close(p->fd[1]);
 }
 
+/*
+ * The file through a pipe into the socket. The write timeout is a bound on a peer that
+ * does not read, as for the batch's writes (one per 64 KiB there): it starts again at
+ * each move into the socket, so a slow reader of a large file is served, not cut after
+ * write_timeout_ms of the whole body.
+ */
 static int by_splice(struct giong_http_conn *c, int fd, uint64_t off, uint64_t len)
 {
-	uint64_t saved = giong_deadline_in(c->w->srv->limits.write_timeout_ms);
+	uint32_t timeout = c->w->srv->limits.write_timeout_ms;
+	uint64_t saved = giong_deadline_in(timeout);
 	struct giong__http_pipe p;
 	int r = 0;
 	bool clean = true;
@@ -105,8 +112,12 @@ static int by_splice(struct giong_http_conn *c, int fd, uint64_t off, uint64_t l
 		}
 		clean = false;
 		for (int moved = 0; moved < in && r == 0;) {
+			ssize_t n;
+
+			giong_deadline_restore(saved); /* a scope can only shorten: anew */
+			giong_deadline_in(timeout);
 			/* Through net: the socket may be a direct one (no descriptor). */
-			ssize_t n = giong_stream_splice(c->s, p.fd[0], (size_t)(in - moved));
+			n = giong_stream_splice(c->s, p.fd[0], (size_t)(in - moved));
 
 			if (n <= 0)
 				r = n ? (int)n : -EPIPE;
