@@ -10,12 +10,15 @@
 #
 # For each backend (openssl, wolfssl) and kernel TLS on (GIONG_TLS_KTLS unset: auto) and off
 # (GIONG_TLS_KTLS=off), giong-serve (--workers 1, HTTPS on loopback, an ECDSA P-256
-# certificate made now):
+# certificate made now; --idle-ms of an hour: emulated handshakes take ~40 ms, so 1,000 take
+# longer than the default 15 s idle timeout, which would close the first ones):
 #   1. memory of idle HTTPS connections: KTLS_CONNS connections from idle_tls (a full TLS 1.3
 #      handshake, TLS_AES_128_GCM_SHA256, and one GET of an 8 KiB file each, then held open);
 #      the server's VmRSS and RssAnon (its heap and other anonymous memory; /proc/PID/status)
 #      before and after, per connection, and the kernel's Slab (/proc/meminfo: both ends of
-#      every connection, the kernel's TLS state included), per connection;
+#      every connection, the kernel's TLS state included), per connection; the connections the
+#      server has open over HTTPS then (giong_http_connections_open) and the kernel's
+#      TlsCurrTxSw (sockets with the send direction in the kernel now);
 #   2. callgrind's user-space instructions per 8 KiB HTTPS response: under valgrind, one
 #      connection with N1 keep-alive requests of the file (curl, URL globbing), then another
 #      with N2, a callgrind dump after each; (I(N2) - I(N1)) / (N2 - N1) is one response's
@@ -45,8 +48,9 @@ conns=${KTLS_CONNS:-1000}
 read -r n1 n2 <<<"${KTLS_REQS:-10 110}"
 read -ra backends <<<"${KTLS_BACKENDS:-openssl wolfssl}"
 gib=${KTLS_GIB:-0}
+t_start=$(date +%s)
 
-say() { echo "ktls_guest: $*" >&2; }
+say() { echo "ktls_guest: [$(($(date +%s) - t_start)) s] $*" >&2; }
 die() {
 	say "$*"
 	exit 1
@@ -87,7 +91,7 @@ start() {
 	hport=$port sport=$((port + 1))
 	env "${envs[@]}" "$@" "$serve" "$work/root" --bind 127.0.0.1 --port "$hport" \
 		--https-port "$sport" --workers 1 --metrics /metrics --tls-cert "$work/cert.pem" \
-		--tls-key "$work/key.pem" --tls-backend "$be" >"$work/serve.log" 2>&1 &
+		--tls-key "$work/key.pem" --tls-backend "$be" --idle-ms 3600000 >"$work/serve.log" 2>&1 &
 	spid=$!
 	pids+=("$spid")
 	for _ in $(seq 1200); do
@@ -118,6 +122,8 @@ metrics() {
 		END { printf "%s/%s/%s/%s\n", t, m, c, o }' "$1"
 }
 
+# msum NAME FILE: the sum of the samples of NAME (any labels, or NAME{labels}) in /metrics FILE
+msum() { awk -v n="$1" 'index($0, n "{") == 1 || index($0, n " ") == 1 { s += $NF } END { print s + 0 }' "$2"; }
 # kib PID FIELD: a field of /proc/PID/status in KiB; slab: the kernel's Slab in KiB.
 kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 slab() { awk '$1 == "Slab:" { print $2 }' /proc/meminfo; }
@@ -127,7 +133,7 @@ per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.0f", (b - a) * 1024
 # 1. idle connections -----------------------------------------------------------------------
 idle_rows=()
 idle() {
-	local be=$1 k=$2 r0 a0 s0 r1 a1 s1 m c secs t0
+	local be=$1 k=$2 r0 a0 s0 r1 a1 s1 m c secs t0 curr open _
 	start "$be" "$k" || { failures=$((failures + 1)); return 0; }
 	curl -sk --max-time 60 -o /dev/null "https://127.0.0.1:$sport/f8k.bin" || true
 	sleep 1
@@ -144,7 +150,7 @@ idle() {
 	sleep 2
 	r1=$(kib "$spid" VmRSS) a1=$(kib "$spid" RssAnon) s1=$(slab)
 	m=$(metrics "$work/m.idle")
-	curr=$(tls_curr)
+	curr=$(tls_curr) open=$(msum 'giong_http_connections_open{worker="0",scheme="https"}' "$work/m.idle")
 	kill -TERM "$c" 2>/dev/null || true
 	wait "$c" 2>/dev/null || true
 	if ! grep -q '^ready' "$work/idle.out"; then
@@ -154,8 +160,8 @@ idle() {
 		return 0
 	fi
 	secs=$(awk '/^ready/ { print $3 }' "$work/idle.out")
-	say "$be kTLS $k: $conns idle connections in ${secs}s ($(($(date +%s) - t0)) s): VmRSS $r0 -> $r1 KiB, RssAnon $a0 -> $a1 KiB, Slab $s0 -> $s1 KiB; tx/module/cipher/other $m; TlsCurrTxSw $curr"
-	idle_rows+=("| $be | $k | $conns | $secs | $r0 → $r1 | $(per "$r0" "$r1" "$conns") | $(per "$a0" "$a1" "$conns") | $(per "$s0" "$s1" "$conns") | $m | $curr |")
+	say "$be kTLS $k: $conns idle connections in ${secs}s ($(($(date +%s) - t0)) s): VmRSS $r0 -> $r1 KiB, RssAnon $a0 -> $a1 KiB, Slab $s0 -> $s1 KiB; tx/module/cipher/other $m; open $open; TlsCurrTxSw $curr"
+	idle_rows+=("| $be | $k | $conns | $secs | $r0 → $r1 | $(per "$r0" "$r1" "$conns") | $(per "$a0" "$a1" "$conns") | $(per "$s0" "$s1" "$conns") | $m | $open | $curr |")
 	stop
 }
 
@@ -214,7 +220,6 @@ big() {
 	big_rows+=("| $be | $gib GiB | $secs | $(awk -v g="$gib" -v s="$secs" 'BEGIN { printf "%.2f", g * 1073.741824 / (s ? s : 1) }') | $st | $m0 → $m1 | $s0 → $s1 |")
 }
 
-t_start=$(date +%s)
 say "kernel $(uname -r); $conns idle connections; callgrind $n1 and $n2 requests; backends ${backends[*]}"
 for be in "${backends[@]}"; do
 	for k in on off; do idle "$be" "$k"; done
@@ -229,8 +234,8 @@ echo "Kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); giong-serve --worker
 echo
 echo "Idle HTTPS connections (idle_tls: TLS 1.3 handshake, TLS_AES_128_GCM_SHA256, one GET of 8 KiB each); per connection: the server's VmRSS and RssAnon growth, the kernel's Slab growth (both ends):"
 echo
-echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/module/cipher/other | TlsCurrTxSw |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|"
+echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/module/cipher/other | open | TlsCurrTxSw |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
 printf '%s\n' "${idle_rows[@]}"
 echo
 echo "Callgrind: the server's user-space instructions per 8 KiB HTTPS response (keep-alive, HTTP/1.1, one connection of $n1 then one of $n2 requests):"
