@@ -21,7 +21,7 @@
 #      TlsCurrTxSw (sockets with the send direction in the kernel now);
 #   2. callgrind's user-space instructions per 8 KiB HTTPS response: under valgrind, one
 #      connection with N1 keep-alive requests of the file (curl, URL globbing), then another
-#      with N2, a callgrind dump after each; (I(N2) - I(N1)) / (N2 - N1) is one response's
+#      with N2, a callgrind dump after each (and one before, after a first request); (I(N2) - I(N1)) / (N2 - N1) is one response's
 #      cost, the handshake, start-up and shutdown cancelled.
 # The server's /metrics (giong_tls_ktls_tx_total and the fallbacks) show what kernel TLS did.
 # Optionally (KTLS_GIB=G) 3.: a G GiB random file (made on the guest's /tmp) fetched once with
@@ -181,6 +181,7 @@ instr() {
 	rm -f "$cg"*
 	start "$be" "$k" valgrind --tool=callgrind --callgrind-out-file="$cg" ||
 		{ failures=$((failures + 1)); return 0; }
+	fetch 1 || ok=0 # first-time costs (the file opened and cached, allocations) go in .1
 	callgrind_control -d "$spid" >/dev/null 2>&1 || ok=0 # .1: start-up
 	fetch "$n1" || ok=0
 	callgrind_control -d "$spid" >/dev/null 2>&1 || ok=0 # .2: N1 requests
