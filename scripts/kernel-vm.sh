@@ -18,7 +18,8 @@
 #   GIONG_VM_KERNEL   a kernel package name (default: what linux-image-amd64 depends on)
 #   GIONG_VM_TIMEOUT  seconds before the guest is killed (default 1500)
 #   GIONG_VM_SMP      guest CPUs (default: the host's, at most 4)
-#   GIONG_VM_ENV      "NAME=value ..." set for ctest in the guest (GIONG_RING_TIER=coop, say)
+#   GIONG_VM_ENV      "NAME=value ..." set for ctest (or GIONG_VM_RUN) in the guest
+#                     (GIONG_RING_TIER=coop, say)
 #   GIONG_VM_RUN      a command the guest runs instead of ctest (below)
 #   GIONG_VM_EXCLUDE  the labels left out in the guest, a ctest regex (default
 #                     '^(build|install|tls|tools)$': tls is user space over net's streams, with
@@ -35,8 +36,9 @@
 #   GIONG_VM_RUN="bench/load/ktls_guest.sh" scripts/kernel-vm.sh
 # The exit status is then the command's; CTEST ARGS are refused with it.
 #
-# Exit status: ctest's in the guest (or GIONG_VM_RUN's command's); 3 when the guest could not be started or said nothing
-# (a missing tool or package, a boot that failed or timed out): never a silent pass.
+# Exit status: ctest's in the guest (GIONG_VM_RUN's command's with it); 3 when the guest could
+# not be started or said nothing (a missing tool or package, a boot that failed or timed out):
+# never a silent pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
