@@ -34,8 +34,9 @@
 # Prints progress lines, then markdown tables. Exit status 1 when a step failed.
 #
 # Environment:
-#   KTLS_CONNS     idle connections (default 1000)
-#   KTLS_REQS      "N1 N2" requests of the callgrind connections (default "10 110")
+#   KTLS_CONNS     idle connections (default 1000; 0: no part 1)
+#   KTLS_REQS      "N1 N2" requests of the callgrind connections (default "10 110"; "0 0":
+#                  no part 2)
 #   KTLS_BACKENDS  (default "openssl wolfssl")
 #   KTLS_GIB       GiB of the big fetch (default 0: none)
 #   KTLS_BUILD     the build tree (default build, as kernel-vm.sh's GIONG_VM_BUILD)
@@ -60,7 +61,7 @@ die() {
 }
 [[ -x $serve ]] || die "$serve is missing (cmake --build $build --target serve)"
 [[ -x $idle_tls ]] || die "$idle_tls is missing (see the header)"
-[[ $n2 -gt $n1 ]] || die "KTLS_REQS: N2 must be more than N1"
+[[ $n2 -gt $n1 || $n2$n1 == 00 ]] || die "KTLS_REQS: N2 must be more than N1"
 for c in curl openssl valgrind callgrind_control; do
 	command -v $c >/dev/null || die "$c is required"
 done
@@ -232,34 +233,38 @@ big() {
 
 say "kernel $(uname -r); $conns idle connections; callgrind $n1 and $n2 requests; backends ${backends[*]}"
 for be in "${backends[@]}"; do
-	for k in on off; do idle "$be" "$k"; done
+	for k in on off; do [[ $conns -eq 0 ]] || idle "$be" "$k"; done
 done
 for be in "${backends[@]}"; do
-	for k in on off; do instr "$be" "$k"; done
+	for k in on off; do [[ $n2 -eq 0 ]] || instr "$be" "$k"; done
 done
 [[ $gib -gt 0 ]] && big "${backends[0]}"
 
 echo
 echo "Kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); giong-serve --workers 1; kTLS on: GIONG_TLS_KTLS unset (auto), off: GIONG_TLS_KTLS=off."
-echo
-echo "Idle HTTPS connections (idle_tls: TLS 1.3 handshake, TLS_AES_128_GCM_SHA256, one GET of 8 KiB each); per connection: the server's VmRSS and RssAnon growth, the kernel's Slab growth (both ends):"
-echo
-echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/module/cipher/other | open | TlsCurrTxSw |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
-printf '%s\n' "${idle_rows[@]}"
-echo
-echo "Callgrind: the server's user-space instructions per 8 KiB HTTPS response (keep-alive, HTTP/1.1, one connection of $n1 then one of $n2 requests):"
-echo
-echo "| backend | kTLS | instr, $n1 requests | instr, $n2 requests | per response | on / off | ktls tx/module/cipher/other |"
-echo "|---|---|---:|---:|---:|---:|---|"
-for row in "${instr_rows[@]}"; do
-	be=$(awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<<"$row")
-	ratio=-
-	[[ $row == *"| on |"* && -n ${ir[$be.on]:-} && -n ${ir[$be.off]:-} && ${ir[$be.off]} -gt 0 ]] &&
-		ratio=$(awk -v a="${ir[$be.on]}" -v b="${ir[$be.off]}" 'BEGIN { printf "%.3f", a / b }')
-	# the ratio goes before the counters' column
-	echo "${row% | *} | $ratio | ${row##* | }"
-done
+if [[ ${#idle_rows[@]} -gt 0 ]]; then
+	echo
+	echo "Idle HTTPS connections (idle_tls: TLS 1.3 handshake, TLS_AES_128_GCM_SHA256, one GET of 8 KiB each); per connection: the server's VmRSS and RssAnon growth, the kernel's Slab growth (both ends):"
+	echo
+	echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/module/cipher/other | open | TlsCurrTxSw |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+	printf '%s\n' "${idle_rows[@]}"
+fi
+if [[ ${#instr_rows[@]} -gt 0 ]]; then
+	echo
+	echo "Callgrind: the server's user-space instructions per 8 KiB HTTPS response (keep-alive, HTTP/1.1, one connection of $n1 then one of $n2 requests):"
+	echo
+	echo "| backend | kTLS | instr, $n1 requests | instr, $n2 requests | per response | on / off | ktls tx/module/cipher/other |"
+	echo "|---|---|---:|---:|---:|---:|---|"
+	for row in "${instr_rows[@]}"; do
+		be=$(awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<<"$row")
+		ratio=-
+		[[ $row == *"| on |"* && -n ${ir[$be.on]:-} && -n ${ir[$be.off]:-} && ${ir[$be.off]} -gt 0 ]] &&
+			ratio=$(awk -v a="${ir[$be.on]}" -v b="${ir[$be.off]}" 'BEGIN { printf "%.3f", a / b }')
+		# the ratio goes before the counters' column
+		echo "${row% | *} | $ratio | ${row##* | }"
+	done
+fi
 if [[ ${#big_rows[@]} -gt 0 ]]; then
 	echo
 	echo "Big fetch (curl, HTTP/1.1, kTLS on), compared with cmp:"
