@@ -207,7 +207,7 @@ instr() {
 # 3. the big fetch ---------------------------------------------------------------------------
 big_rows=()
 big() {
-	local be=$1 f=$work/root/big.bin m0 m1 t0 secs st s0 s1
+	local be=$1 f=$work/root/big.bin m0 m1 t0 secs st s0 s1 rate
 	say "making a $gib GiB file"
 	head -c $((gib << 30)) /dev/urandom >"$f"
 	start "$be" on || { failures=$((failures + 1)); return 0; }
@@ -228,7 +228,9 @@ big() {
 		say "write timeouts: $(msum giong_http_write_timeouts_total "$work/m.b1"); the server's log: $(tail -3 "$work/serve.log" | tr '\n' ' ')"
 	fi
 	say "$be kTLS on: $gib GiB in $secs s, byte for byte: $st; tx/module/cipher/other $m0 -> $m1"
-	big_rows+=("| $be | $gib GiB | $secs | $(awk -v g="$gib" -v s="$secs" 'BEGIN { printf "%.2f", g * 1073.741824 / (s ? s : 1) }') | $st | $m0 → $m1 | $s0 → $s1 |")
+	rate=- # of a fetch that ended early: none
+	[[ $st == ok ]] && rate=$(awk -v g="$gib" -v s="$secs" 'BEGIN { printf "%.2f", g * 1073.741824 / (s ? s : 1) }')
+	big_rows+=("| $be | $gib GiB | $secs | $rate | $st | $m0 → $m1 | $s0 → $s1 |")
 }
 
 say "kernel $(uname -r); $conns idle connections; callgrind $n1 and $n2 requests; backends ${backends[*]}"
