@@ -18,7 +18,9 @@
 #   GIONG_VM_KERNEL   a kernel package name (default: what linux-image-amd64 depends on)
 #   GIONG_VM_TIMEOUT  seconds before the guest is killed (default 1500)
 #   GIONG_VM_SMP      guest CPUs (default: the host's, at most 4)
-#   GIONG_VM_ENV      "NAME=value ..." set for ctest in the guest (GIONG_RING_TIER=coop, say)
+#   GIONG_VM_ENV      "NAME=value ..." set for ctest (or GIONG_VM_RUN) in the guest
+#                     (GIONG_RING_TIER=coop, say)
+#   GIONG_VM_RUN      a command the guest runs instead of ctest (below)
 #   GIONG_VM_EXCLUDE  the labels left out in the guest, a ctest regex (default
 #                     '^(build|install|tls|tools)$': tls is user space over net's streams, with
 #                     no ring use of its own, and its RSA and ECDSA handshakes are 35x slower
@@ -29,8 +31,14 @@
 #   Kernel TLS: the guest loads tls.ko and its crypto modules (optional: one missing or
 #   refused is reported); scripts/kernel-vm.sh -L ktls runs those tests alone.
 #
-# Exit status: ctest's in the guest; 3 when the guest could not be started or said nothing
-# (a missing tool or package, a boot that failed or timed out): never a silent pass.
+# One command in place of ctest: GIONG_VM_RUN="COMMAND ARGS..." (bash syntax, run in the source
+# tree, its output through a pipe like ctest's), for measurements that need the guest's kernel:
+#   GIONG_VM_RUN="bench/load/ktls_guest.sh" scripts/kernel-vm.sh
+# The exit status is then the command's; CTEST ARGS are refused with it.
+#
+# Exit status: ctest's in the guest (GIONG_VM_RUN's command's with it); 3 when the guest could
+# not be started or said nothing (a missing tool or package, a boot that failed or timed out):
+# never a silent pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -59,6 +67,7 @@ case $build/ in
 "$src"/*) ;;
 *) cannot "$build must be inside the source tree $src (it is shared with the guest from there)" ;;
 esac
+[ -z "${GIONG_VM_RUN:-}" ] || [ $# -eq 0 ] || cannot "GIONG_VM_RUN takes no ctest arguments ($*)"
 mkdir -p "$vmdir"
 
 # --- the kernel: Debian's package, unpacked, never installed -----------------------------------
@@ -206,9 +215,14 @@ job=$vmdir/job.sh
 grep -qw tls /proc/modules && echo "guest: kTLS: tls module loaded" || echo "guest: kTLS: no tls module"
 JOB
 	# Through a pipe: the console is a terminal, and ctest would colour it.
-	printf 'ctest --test-dir %q --output-on-failure -LE %q' "$build" "${GIONG_VM_EXCLUDE:-^(build|install|tls|tools)\$}"
-	printf ' %q' "$@"
-	echo ' 2>&1 | cat'
+	if [ -n "${GIONG_VM_RUN:-}" ]; then
+		echo "{ $GIONG_VM_RUN"
+		echo '} 2>&1 | cat'
+	else
+		printf 'ctest --test-dir %q --output-on-failure -LE %q' "$build" "${GIONG_VM_EXCLUDE:-^(build|install|tls|tools)\$}"
+		printf ' %q' "$@"
+		echo ' 2>&1 | cat'
+	fi
 	cat <<'JOB'
 status=${PIPESTATUS[0]}
 # What the tests did through kTLS (the counters that moved; none when no test used it).

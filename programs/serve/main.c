@@ -84,7 +84,7 @@ static void usage(int status)
 		"       [--tls-ciphers LIST]\n"
 		"       [--workers N] [--bind ADDR] [--log] [--no-listing] [--no-precompressed]\n"
 		"       [--cache-control VALUE] [--cache N] [--metrics PATH] [--grace-ms N]\n"
-		"       [--reuse-port] [--proxy-protocol] [--no-h2]\n"
+		"       [--idle-ms N] [--reuse-port] [--proxy-protocol] [--no-h2]\n"
 		"\n"
 		"Serves the files under DIR (default: the current directory) over HTTP on --port\n"
 		"(8080) and, with a certificate, HTTPS on --https-port (8443), on 127.0.0.1 and\n"
@@ -103,6 +103,8 @@ static void usage(int status)
 		"  --cache N            open files cached per worker (default 1024; 0: none)\n"
 		"  --metrics PATH       counters in the Prometheus text format at PATH\n"
 		"  --grace-ms N         time requests in progress get at Ctrl-C or SIGTERM (5000)\n"
+		"  --idle-ms N          a kept-alive connection with no request in N ms is closed\n"
+		"                       (15000)\n"
 		"  --reuse-port         share the ports with a server running on them already: the\n"
 		"                       new one of a restart (then SIGTERM the old one)\n"
 		"  --proxy-protocol     every connection starts with a PROXY header (v1 or v2, as\n"
@@ -534,6 +536,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--grace-ms"))
 			g.cfg.shutdown_grace_ms =
 				(uint32_t)tool_number(PROG, a, argv[++i], 1, 3600u * 1000);
+		else if (!strcmp(a, "--idle-ms"))
+			lim.idle_timeout_ms =
+				(uint32_t)tool_number(PROG, a, argv[++i], 1, 24u * 3600 * 1000);
 		else
 			usage(2);
 	}

@@ -884,6 +884,27 @@ else
 fi
 finish
 
+# --idle-ms: a kept-alive connection that asks nothing more is closed after it (the
+# memory of idle connections is measured with a longer one: bench/load/ktls_guest.sh).
+begin "--idle-ms 300: a kept-alive connection asking nothing more is closed, and counted"
+if start idle 0 "$root" --bind 127.0.0.1 --workers 1 --idle-ms 300 --metrics /metrics; then
+	printf -v q 'GET /hello.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'
+	# shellcheck disable=SC2016 # the inner script's own arguments
+	timeout 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 9
+		printf "%s" "$2" >&3
+		cat <&3' raw "$port" "$q" >"$R/idle.raw" 2>/dev/null
+	rc=$?
+	[ "$rc" = 0 ] || no "still open after 5 s, or no connection (exit status $rc)"
+	grep -q '^HTTP/1.1 200' "$R/idle.raw" || no "the request was not answered first"
+	req idlem "http://127.0.0.1:$port/metrics"
+	grep -q '^giong_http_idle_timeouts_total{worker="0",scheme="http"} 1$' "$R/idlem.b" ||
+		no "$(grep '^giong_http_idle_timeouts_total{' "$R/idlem.b" | tr '\n' ' ')"
+	stop idle
+else
+	no "the server did not start"
+fi
+finish
+
 # A head the HTTP layer refused (BREW: 501; a raw target it does not take: 400) shows
 # nothing of what was sent ("-": none of it is trusted), but the client's address.
 begin "--log: every line of stdout is a common-log-format line (refused heads as \"-\")"
