@@ -24,13 +24,14 @@
 #      with N2, a callgrind dump after each (and one before, after a first request);
 #      (I(N2) - I(N1)) / (N2 - N1) is one response's cost, the handshake, start-up and
 #      shutdown cancelled.
-# The server's /metrics (giong_tls_ktls_tx_total and the fallbacks) show what kernel TLS did.
+# The server's /metrics (giong_tls_ktls_tx_total, _rx_total, _released_total and the
+# fallbacks) show what kernel TLS did.
 # Optionally (KTLS_GIB=G) 3.: a G GiB random file (made on the guest's /tmp) fetched once with
 # curl over HTTPS with kernel TLS on (the first backend), compared byte for byte (cmp), the
 # counters before and after. Emulated kernel TLS seals ~3-5 MB/s: 1 GiB is minutes; raise
-# GIONG_VM_TIMEOUT (seconds, default 1500) with it. (On 2026-12-06 giong-serve cut it after
-# 30 s: the write timeout holds for a whole spliced body, and with kernel TLS the body is
-# spliced; the write timeouts are printed when the fetch fails.)
+# GIONG_VM_TIMEOUT (seconds, default 1500) with it. (The write timeouts are printed when the
+# fetch fails: before main's fix of 2026-12-06 a spliced body had one write timeout for all
+# of it, and was cut after 30 s.)
 # Prints progress lines, then markdown tables. Exit status 1 when a step failed.
 #
 # Environment:
@@ -116,14 +117,16 @@ stop() {
 	wait "$spid" 2>/dev/null || true
 }
 
-# metrics FILE: the server's /metrics into FILE; "tx/module/cipher/other" on stdout.
+# metrics FILE: the server's /metrics into FILE; "tx/rx/released/module/cipher/other" on stdout.
 metrics() {
 	curl -s --max-time 30 -o "$1" "http://127.0.0.1:$hport/metrics" || : >"$1"
 	awk 'index($0, "giong_tls_ktls_tx_total ") == 1 { t = $2 }
+		index($0, "giong_tls_ktls_rx_total ") == 1 { r = $2 }
+		index($0, "giong_tls_ktls_released_total ") == 1 { f = $2 }
 		index($0, "giong_tls_ktls_fallback_total{reason=\"module\"} ") == 1 { m = $2 }
 		index($0, "giong_tls_ktls_fallback_total{reason=\"cipher\"} ") == 1 { c = $2 }
 		index($0, "giong_tls_ktls_fallback_total{reason=\"other\"} ") == 1 { o = $2 }
-		END { printf "%s/%s/%s/%s\n", t, m, c, o }' "$1"
+		END { printf "%s/%s/%s/%s/%s/%s\n", t, r, f, m, c, o }' "$1"
 }
 
 # msum NAME FILE: the sum of the samples of NAME (any labels, or NAME{labels}) in /metrics FILE
@@ -164,7 +167,7 @@ idle() {
 		return 0
 	fi
 	secs=$(awk '/^ready/ { print $3 }' "$work/idle.out")
-	say "$be kTLS $k: $conns idle connections in ${secs}s ($(($(date +%s) - t0)) s): VmRSS $r0 -> $r1 KiB, RssAnon $a0 -> $a1 KiB, Slab $s0 -> $s1 KiB; tx/module/cipher/other $m; open $open; TlsCurrTxSw $curr"
+	say "$be kTLS $k: $conns idle connections in ${secs}s ($(($(date +%s) - t0)) s): VmRSS $r0 -> $r1 KiB, RssAnon $a0 -> $a1 KiB, Slab $s0 -> $s1 KiB; tx/rx/released/module/cipher/other $m; open $open; TlsCurrTxSw $curr"
 	idle_rows+=("| $be | $k | $conns | $secs | $r0 → $r1 | $(per "$r0" "$r1" "$conns") | $(per "$a0" "$a1" "$conns") | $(per "$s0" "$s1" "$conns") | $m | $open | $curr |")
 	stop
 }
@@ -200,7 +203,7 @@ instr() {
 		return 0
 	fi
 	ir[$be.$k]=$(((i2 - i1) / (n2 - n1)))
-	say "$be kTLS $k: $n1 requests $i1, $n2 requests $i2 instructions: ${ir[$be.$k]} per response; tx/module/cipher/other $m"
+	say "$be kTLS $k: $n1 requests $i1, $n2 requests $i2 instructions: ${ir[$be.$k]} per response; tx/rx/released/module/cipher/other $m"
 	instr_rows+=("| $be | $k | $i1 | $i2 | ${ir[$be.$k]} | $m |")
 }
 
@@ -227,7 +230,7 @@ big() {
 		# whole file, not for each write: at emulated speed, 1 GiB needs minutes.
 		say "write timeouts: $(msum giong_http_write_timeouts_total "$work/m.b1"); the server's log: $(tail -3 "$work/serve.log" | tr '\n' ' ')"
 	fi
-	say "$be kTLS on: $gib GiB in $secs s, byte for byte: $st; tx/module/cipher/other $m0 -> $m1"
+	say "$be kTLS on: $gib GiB in $secs s, byte for byte: $st; tx/rx/released/module/cipher/other $m0 -> $m1"
 	rate=- # of a fetch that ended early: none
 	[[ $st == ok ]] && rate=$(awk -v g="$gib" -v s="$secs" 'BEGIN { printf "%.2f", g * 1073.741824 / (s ? s : 1) }')
 	big_rows+=("| $be | $gib GiB | $secs | $rate | $st | $m0 → $m1 | $s0 → $s1 |")
@@ -248,7 +251,7 @@ if [[ ${#idle_rows[@]} -gt 0 ]]; then
 	echo
 	echo "Idle HTTPS connections (idle_tls: TLS 1.3 handshake, TLS_AES_128_GCM_SHA256, one GET of 8 KiB each); per connection: the server's VmRSS and RssAnon growth, the kernel's Slab growth (both ends):"
 	echo
-	echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/module/cipher/other | open | TlsCurrTxSw |"
+	echo "| backend | kTLS | conns | handshakes s | VmRSS KiB | RSS B/conn | RssAnon B/conn | kernel Slab B/conn | ktls tx/rx/released/module/cipher/other | open | TlsCurrTxSw |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
 	printf '%s\n' "${idle_rows[@]}"
 fi
@@ -256,7 +259,7 @@ if [[ ${#instr_rows[@]} -gt 0 ]]; then
 	echo
 	echo "Callgrind: the server's user-space instructions per 8 KiB HTTPS response (keep-alive, HTTP/1.1, one connection of $n1 then one of $n2 requests):"
 	echo
-	echo "| backend | kTLS | instr, $n1 requests | instr, $n2 requests | per response | on / off | ktls tx/module/cipher/other |"
+	echo "| backend | kTLS | instr, $n1 requests | instr, $n2 requests | per response | on / off | ktls tx/rx/released/module/cipher/other |"
 	echo "|---|---|---:|---:|---:|---:|---|"
 	for row in "${instr_rows[@]}"; do
 		be=$(awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<<"$row")
@@ -271,7 +274,7 @@ if [[ ${#big_rows[@]} -gt 0 ]]; then
 	echo
 	echo "Big fetch (curl, HTTP/1.1, kTLS on), compared with cmp:"
 	echo
-	echo "| backend | size | s | MB/s | bytes | ktls tx/module/cipher/other | TlsCurrTxSw |"
+	echo "| backend | size | s | MB/s | bytes | ktls tx/rx/released/module/cipher/other | TlsCurrTxSw |"
 	echo "|---|---|---:|---:|---|---|---|"
 	printf '%s\n' "${big_rows[@]}"
 fi
