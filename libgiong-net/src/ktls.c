@@ -269,8 +269,10 @@ ssize_t giong_stream_ktls_recv_record(struct giong_stream *st, uint8_t *type, vo
 	q = &s->rxq;
 	if (!s->ktls_rx) {
 		n = -ENOTCONN;
-	} else if (q->armed || q->count || q->hold) {
-		n = -EAGAIN; /* the data before it first; or no such record is next */
+	} else if (!q->ctrl || q->armed || q->count || q->hold) {
+		/* No receive said such a record is next (it could be data, which
+		 * would leave the stream here), or the data before it first. */
+		n = -EAGAIN;
 	} else if (!(sqe = giong_sqe())) {
 		n = -EBUSY;
 	} else {

@@ -345,8 +345,9 @@ int giong__net_rxq_quiesce(struct giong__rxq *q)
 		if (q->closing)
 			return -EBADF;
 		if (r < 0) {
-			/* The multishot's end (cancelled) re-arms it without hold. */
-			q->hold = 0;
+			/* Its end (cancelled) may have been reaped in this turn, with
+			 * hold set: arm again here if it is over. */
+			giong__net_rxq_unhold(q);
 			return r;
 		}
 	}

@@ -109,9 +109,9 @@ int giong__net_rxq_wait(struct giong__rxq *q, unsigned wait_flags);
  * Stop receiving ahead (kernel TLS's hand-over): hold the receive unarmed,
  * cancel the armed multishot and park until the kernel confirms it is over.
  * What it received meanwhile is queued (the caller looks). Returns 0 with
- * q->hold set (giong__net_rxq_unhold() clears it), or -errno with it clear:
- * the wait's (-ECANCELED, -ETIMEDOUT), -EBUSY (no SQE for the cancel),
- * -EBADF (closed meanwhile).
+ * q->hold set (giong__net_rxq_unhold() clears it), or -errno: the wait's
+ * (-ECANCELED, -ETIMEDOUT) and -EBUSY (no SQE for the cancel) with it clear
+ * and the receive armed again; -EBADF (closed meanwhile: it stays set).
  */
 int giong__net_rxq_quiesce(struct giong__rxq *q);
 /* Receive again after giong__net_rxq_quiesce() (arming now if it can). */

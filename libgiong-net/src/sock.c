@@ -217,8 +217,10 @@ static ssize_t sock_read(struct giong_stream *st, void *buf, size_t len)
 		return r;
 	len = fault_len(len);
 	if (!q->armed && !q->count && !q->paused && !q->wait_pool && !q->eof && !q->err &&
-	    !q->ctrl && !s->readable_fn) {
+	    !q->ctrl && !q->hold && !s->readable_fn) {
 		n = recv_oneshot(s, buf, len);
+		if (n == -EIO && q->ktls)
+			q->ctrl = 1; /* kernel TLS: a record of another type is next */
 		if (s->closing && n >= 0)
 			n = -EBADF; /* closed while parked: the stream is going away */
 	} else {

@@ -338,7 +338,10 @@ static int control_record(struct giong_tls_stream *s)
 	if (!rec)
 		return -ENOMEM; /* transient: the record stays for the next read */
 	n = giong_stream_ktls_recv_record(s->base.lower, &type, rec, GIONG__TLS_RECORD);
-	if (n < 0) {
+	if (n == -EBADMSG) {
+		r = rx_failed(s, GIONG_ETLS,
+			      "a record from the peer did not authenticate (kernel TLS)");
+	} else if (n < 0) {
 		r = (int)n;
 	} else if (n == 0) {
 		r = rx_failed(s, GIONG_ETLS_TRUNCATED,
@@ -347,8 +350,10 @@ static int control_record(struct giong_tls_stream *s)
 		if (n >= 2 && rec[1] == 0) {
 			s->peer_closed = true; /* close_notify */
 			r = 0;
-		} else if (n >= 2 && rec[0] == 1 && !is_tls13(s)) {
-			r = 1; /* TLS 1.2's warnings (no_renegotiation...) end nothing */
+		} else if (n >= 2 && ((rec[0] == 1 && !is_tls13(s)) || rec[1] == 90)) {
+			/* TLS 1.2's warnings (no_renegotiation...) and user_canceled, which
+			 * a close_notify follows, end nothing, as in the libraries. */
+			r = 1;
 		} else {
 			r = rx_failed(s, GIONG_ETLS_ALERT, "the peer sent TLS alert %u (level %u)",
 				      n >= 2 ? rec[1] : 0, rec[0]);
@@ -365,8 +370,9 @@ static int control_record(struct giong_tls_stream *s)
 				 * (HelloRequest): refused as the libraries refuse it, with
 				 * a warning no_renegotiation alert (RFC 5246 7.2.2), and
 				 * the connection goes on. */
-				(void)giong_stream_ktls_send_record(s->base.lower, 21, "\x01\x64",
-								    2);
+				if (!s->shut_wr) /* nothing after our close_notify */
+					(void)giong_stream_ktls_send_record(s->base.lower, 21,
+									    "\x01\x64", 2);
 				continue;
 			}
 			if (rec[i] == 24) {

@@ -73,6 +73,8 @@ GIONG_API int giong_ktls_probe(void);
  *          a descriptor (giong_stream_fd_install());
  *  -ENOTSUP: no TCP socket beneath; -EINVAL: NULL @s or @info, a bad @dir or @len;
  *  -ETIMEDOUT / -ECANCELED: the wait for the receive to stop (RX; nothing changed);
+ *  -EBUSY (RX): no room in the ring for the receive's cancel (nothing changed);
+ *  -EBADF: the stream was closed meanwhile;
  *  GIONG_ENOTWORKER / -EPERM: not the socket's worker.
  * May suspend. Owner worker only.
  */
@@ -108,9 +110,10 @@ GIONG_API ssize_t giong_stream_ktls_send_record_nowait(struct giong_stream *s, u
  * handshake). The stream's receives go on after it. @buf is lent to the kernel until
  * the call returns. Returns the count, 0 at the end of the stream, or -errno:
  * -EINVAL (NULL argument, @len 0), -ENOTCONN (the receive direction is not in the
- * kernel), -EAGAIN (data is still to be received before it, or no such record is
- * next), -ENOTSUP (no socket beneath), -EBADMSG (the record does not open; for good),
- * -ETIMEDOUT / -ECANCELED (nothing taken), the kernel's. May suspend. Owner worker only.
+ * kernel), -EAGAIN (no receive answered -EIO: no such record is known to be next, or
+ * data is still queued before it), -ENOTSUP (no socket beneath), -EBADMSG (the record
+ * does not open; for good), -ETIMEDOUT / -ECANCELED (nothing taken), -EBUSY (no room in
+ * the ring), -EBADF (closed meanwhile), the kernel's. May suspend. Owner worker only.
  */
 GIONG_API ssize_t giong_stream_ktls_recv_record(struct giong_stream *s, uint8_t *type, void *buf,
 						size_t len);
